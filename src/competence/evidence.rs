@@ -1,0 +1,77 @@
+//! The vocabulary of evidence the judge understands.
+//!
+//! Every signal that can move the belief has a name here, so logs, calibration files and
+//! the UI all speak of the same things. Token signals arrive once per junior output token;
+//! step signals once per finished tool step, at the tick where the step ends.
+
+use serde::{Deserialize, Serialize};
+
+/// A named source of evidence about whether the junior will finish correctly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalKind {
+    /// Entropy (nats) of the next-token distribution over the top-k plus the tail bucket.
+    Entropy,
+    /// Probability gap between the two most likely alternatives.
+    Margin,
+    /// −log p of the token actually chosen (nats).
+    Surprise,
+    /// A tool call returned an error.
+    ToolError,
+    /// `apply_patch` was rejected.
+    PatchRejected,
+    /// The check command ran and failed.
+    CheckFailed,
+    /// The same tool call with the same arguments as an earlier step.
+    RepeatedAction,
+    /// A step that changed nothing in the work tree.
+    NoDiff,
+}
+
+impl SignalKind {
+    /// All kinds, in a fixed order (used for tables and calibration files).
+    pub const ALL: [SignalKind; 8] = [
+        SignalKind::Entropy,
+        SignalKind::Margin,
+        SignalKind::Surprise,
+        SignalKind::ToolError,
+        SignalKind::PatchRejected,
+        SignalKind::CheckFailed,
+        SignalKind::RepeatedAction,
+        SignalKind::NoDiff,
+    ];
+
+    /// Token signals are continuous and arrive per token; the others are binary step facts.
+    pub fn is_token_signal(self) -> bool {
+        matches!(
+            self,
+            SignalKind::Entropy | SignalKind::Margin | SignalKind::Surprise
+        )
+    }
+
+    /// Stable snake_case name, as in logs and calibration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            SignalKind::Entropy => "entropy",
+            SignalKind::Margin => "margin",
+            SignalKind::Surprise => "surprise",
+            SignalKind::ToolError => "tool_error",
+            SignalKind::PatchRejected => "patch_rejected",
+            SignalKind::CheckFailed => "check_failed",
+            SignalKind::RepeatedAction => "repeated_action",
+            SignalKind::NoDiff => "no_diff",
+        }
+    }
+}
+
+/// One piece of evidence and how far it moved the log-odds.
+///
+/// `value` is the raw observation (nats, a probability gap, or 1.0 for a step fact), kept so
+/// a log can be re-scored later under another calibration; `llr` is the tempered
+/// log-likelihood ratio log f₁(value)/f₀(value) that was added to the belief.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceTerm {
+    pub signal: SignalKind,
+    pub value: f64,
+    pub llr: f64,
+}

@@ -1,0 +1,583 @@
+//! The TOML configuration: defaults, lookup, validation with errors that name key and line.
+//!
+//! Lookup order: `--config FILE`, then `$HANDOFF_CONFIG`, then `config.toml` in the XDG
+//! config directory, then the built-in defaults. API keys never live in the file: a model
+//! section names the environment variable (`api_key_env`) that holds the key, and the key is
+//! read from there at the moment a client is built, so it cannot reach a log or the screen
+//! through the config.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The documented example, also written by `handoff init`.
+pub const EXAMPLE: &str = include_str!("../config.example.toml");
+
+/// Why a configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Syntax errors, unknown keys and wrong types: toml's message already names line and key.
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}:{line}: `{key}` {expected}")]
+    Invalid {
+        path: String,
+        line: usize,
+        key: String,
+        expected: String,
+    },
+    #[error("config file {0} already exists; not overwriting it")]
+    Exists(PathBuf),
+    #[error("no home directory found to place the config in")]
+    NoHome,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub junior: ModelConfig,
+    pub senior: ModelConfig,
+    pub costs: Costs,
+    pub policy: PolicyConfig,
+    pub agent: AgentConfig,
+    pub prompts: PromptsConfig,
+}
+
+/// One OpenAI-compatible endpoint and how to talk to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable holding the API key; `None` sends no key.
+    pub api_key_env: Option<String>,
+    /// How many alternatives per token to ask for (0–20); 0 still asks for the chosen
+    /// token's logprob.
+    pub top_logprobs: u8,
+    /// Ask for logprobs at all. Servers without them degrade the judge to step evidence.
+    pub logprobs: bool,
+    pub temperature: f32,
+    pub max_tokens: Option<u32>,
+    /// US dollars per million input tokens.
+    pub price_input_per_mtok: f64,
+    /// US dollars per million output tokens.
+    pub price_output_per_mtok: f64,
+    pub connect_timeout_s: f64,
+    /// Longest silence allowed between two chunks of a stream.
+    pub idle_timeout_s: f64,
+    pub max_retries: u32,
+    /// Extra fields merged into every request body (e.g. `repetition_penalty` for vLLM).
+    pub extra: toml::Table,
+}
+
+/// The cost model of the stopping problem, in one unit of account (dollars by default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// κ: cost of one junior output token.
+    pub kappa: f64,
+    /// γ for a senior takeover.
+    pub gamma_senior: f64,
+    /// γ for one operator question (the operator's time).
+    pub gamma_operator: f64,
+    /// L: cost of a wrong final result.
+    pub loss: f64,
+    /// Probability that the senior route ends in a correct result.
+    pub p_senior: f64,
+    /// Probability that the operator's answer unblocks the junior to a correct result.
+    pub p_operator: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdKind {
+    Constant,
+    Myopic,
+    Optimal,
+}
+
+impl ThresholdKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ThresholdKind::Constant => "constant",
+            ThresholdKind::Myopic => "myopic",
+            ThresholdKind::Optimal => "optimal",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteMode {
+    /// Ask the senior whether the blocker is missing information (operator) or capability (senior).
+    Triage,
+    Senior,
+    Operator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoffMode {
+    /// The senior does one step, then control returns to the junior.
+    Step,
+    /// The senior finishes the task.
+    Rest,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    pub threshold: ThresholdKind,
+    /// τ for the `constant` policy.
+    pub constant: f64,
+    pub route: RouteMode,
+    pub handoff: HandoffMode,
+    /// Compute and log every decision, never hand off.
+    pub shadow: bool,
+    /// A calibration JSON written by `handoff calibrate`; `None` uses the built-in prior.
+    pub calibration: Option<PathBuf>,
+    /// Steps after a return from the senior during which no new escalation happens.
+    pub cooldown_steps: u32,
+    /// The optimal schedule is computed every this many ticks and held constant between.
+    pub schedule_stride: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approval {
+    Never,
+    OnWrite,
+    Always,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoOperator {
+    Senior,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    pub max_steps: u32,
+    /// T: junior output tokens for the whole session.
+    pub token_budget: u64,
+    /// Shell command whose exit status labels the session (e.g. `cargo test`).
+    pub check: Option<String>,
+    pub approval: Approval,
+    pub command_timeout_s: u64,
+    /// Bytes of command output the model sees (the tail is kept).
+    pub output_cap_bytes: usize,
+    /// What happens to an operator question when nobody can answer.
+    pub no_operator: NoOperator,
+    /// Run `run` commands under Landlock where the kernel supports it.
+    pub sandbox: bool,
+}
+
+/// Paths that override the embedded system prompts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PromptsConfig {
+    pub junior: Option<PathBuf>,
+    pub senior: Option<PathBuf>,
+    pub triage: Option<PathBuf>,
+    pub handoff: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            junior: ModelConfig {
+                base_url: "http://127.0.0.1:8080/v1".into(),
+                model: "qwen2.5-coder-1.5b-instruct".into(),
+                api_key_env: None,
+                top_logprobs: 5,
+                logprobs: true,
+                temperature: 0.2,
+                max_tokens: Some(1024),
+                price_input_per_mtok: 0.0,
+                price_output_per_mtok: 0.0,
+                connect_timeout_s: 5.0,
+                idle_timeout_s: 60.0,
+                max_retries: 3,
+                extra: toml::Table::new(),
+            },
+            senior: ModelConfig {
+                base_url: "https://api.openai.com/v1".into(),
+                model: "gpt-4.1".into(),
+                api_key_env: Some("OPENAI_API_KEY".into()),
+                top_logprobs: 0,
+                logprobs: false,
+                temperature: 0.2,
+                max_tokens: Some(2048),
+                price_input_per_mtok: 2.0,
+                price_output_per_mtok: 8.0,
+                connect_timeout_s: 10.0,
+                idle_timeout_s: 120.0,
+                max_retries: 3,
+                extra: toml::Table::new(),
+            },
+            costs: Costs::default(),
+            policy: PolicyConfig::default(),
+            agent: AgentConfig::default(),
+            prompts: PromptsConfig::default(),
+        }
+    }
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Config::default().junior
+    }
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            kappa: 0.00002,
+            gamma_senior: 0.4,
+            gamma_operator: 0.2,
+            loss: 1.0,
+            p_senior: 0.9,
+            p_operator: 0.85,
+        }
+    }
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            threshold: ThresholdKind::Optimal,
+            constant: 0.5,
+            route: RouteMode::Triage,
+            handoff: HandoffMode::Step,
+            shadow: false,
+            calibration: None,
+            cooldown_steps: 2,
+            schedule_stride: 64,
+        }
+    }
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_steps: 30,
+            token_budget: 8192,
+            check: None,
+            approval: Approval::OnWrite,
+            command_timeout_s: 120,
+            output_cap_bytes: 16 * 1024,
+            no_operator: NoOperator::Senior,
+            sandbox: true,
+        }
+    }
+}
+
+/// Where a configuration came from, for messages and the session header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    File(PathBuf),
+    Defaults,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::File(p) => write!(f, "{}", p.display()),
+            Source::Defaults => f.write_str("built-in defaults"),
+        }
+    }
+}
+
+impl Config {
+    /// Parses and validates a config text; `path` only labels messages.
+    pub fn parse(text: &str, path: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        config.validate(text, path)?;
+        Ok(config)
+    }
+
+    /// Reads a config file.
+    pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Finds and loads the config: explicit path, `$HANDOFF_CONFIG`, XDG file, defaults.
+    pub fn discover(explicit: Option<&Path>) -> Result<(Config, Source), ConfigError> {
+        if let Some(p) = explicit {
+            return Ok((Config::load_file(p)?, Source::File(p.to_path_buf())));
+        }
+        if let Some(p) = std::env::var_os("HANDOFF_CONFIG").filter(|v| !v.is_empty()) {
+            let p = PathBuf::from(p);
+            return Ok((Config::load_file(&p)?, Source::File(p)));
+        }
+        if let Some(p) = default_path().filter(|p| p.is_file()) {
+            return Ok((Config::load_file(&p)?, Source::File(p)));
+        }
+        Ok((Config::default(), Source::Defaults))
+    }
+
+    /// SHA-256 of the effective configuration, written in every log header.
+    ///
+    /// Only key *names* are part of the config, never key values, so the digest is safe to log.
+    pub fn digest(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        let hash = Sha256::digest(json.as_bytes());
+        hash.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn validate(&self, text: &str, path: &str) -> Result<(), ConfigError> {
+        let invalid = |section: &str, key: &str, expected: &str| ConfigError::Invalid {
+            path: path.to_string(),
+            line: line_of(text, section, key),
+            key: format!("{section}.{key}"),
+            expected: expected.to_string(),
+        };
+        let unit = |v: f64| (0.0..=1.0).contains(&v);
+        for (section, m) in [("junior", &self.junior), ("senior", &self.senior)] {
+            if !(m.base_url.starts_with("http://") || m.base_url.starts_with("https://")) {
+                return Err(invalid(
+                    section,
+                    "base_url",
+                    "must start with http:// or https://",
+                ));
+            }
+            if m.model.trim().is_empty() {
+                return Err(invalid(section, "model", "must name a model"));
+            }
+            if m.top_logprobs > 20 {
+                return Err(invalid(section, "top_logprobs", "must be between 0 and 20"));
+            }
+            if !(0.0..=2.0).contains(&m.temperature) {
+                return Err(invalid(section, "temperature", "must be between 0 and 2"));
+            }
+            for (key, v) in [
+                ("price_input_per_mtok", m.price_input_per_mtok),
+                ("price_output_per_mtok", m.price_output_per_mtok),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(invalid(section, key, "must be a non-negative number"));
+                }
+            }
+            for (key, v) in [
+                ("connect_timeout_s", m.connect_timeout_s),
+                ("idle_timeout_s", m.idle_timeout_s),
+            ] {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(invalid(
+                        section,
+                        key,
+                        "must be a positive number of seconds",
+                    ));
+                }
+            }
+            if let Some(env) = &m.api_key_env
+                && (env.is_empty() || env.contains('='))
+            {
+                return Err(invalid(
+                    section,
+                    "api_key_env",
+                    "must be the name of an environment variable (the key itself never goes in the file)",
+                ));
+            }
+        }
+        let c = &self.costs;
+        for (key, v) in [
+            ("kappa", c.kappa),
+            ("gamma_senior", c.gamma_senior),
+            ("gamma_operator", c.gamma_operator),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(invalid("costs", key, "must be a non-negative number"));
+            }
+        }
+        if !(c.loss.is_finite() && c.loss > 0.0) {
+            return Err(invalid("costs", "loss", "must be a positive number"));
+        }
+        for (key, v) in [("p_senior", c.p_senior), ("p_operator", c.p_operator)] {
+            if !unit(v) {
+                return Err(invalid("costs", key, "must be a probability in [0, 1]"));
+            }
+        }
+        if !unit(self.policy.constant) {
+            return Err(invalid(
+                "policy",
+                "constant",
+                "must be a probability in [0, 1]",
+            ));
+        }
+        if self.policy.schedule_stride == 0 {
+            return Err(invalid("policy", "schedule_stride", "must be at least 1"));
+        }
+        let a = &self.agent;
+        if a.max_steps == 0 {
+            return Err(invalid("agent", "max_steps", "must be at least 1"));
+        }
+        if a.token_budget == 0 {
+            return Err(invalid("agent", "token_budget", "must be at least 1"));
+        }
+        if a.command_timeout_s == 0 {
+            return Err(invalid(
+                "agent",
+                "command_timeout_s",
+                "must be at least 1 second",
+            ));
+        }
+        if a.output_cap_bytes < 256 {
+            return Err(invalid("agent", "output_cap_bytes", "must be at least 256"));
+        }
+        Ok(())
+    }
+}
+
+/// The XDG config file path (`~/.config/handoff/config.toml` on Linux).
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "handoff").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Where session logs go by default (`~/.local/share/handoff/sessions` on Linux).
+pub fn sessions_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "handoff").map(|d| d.data_dir().join("sessions"))
+}
+
+/// Writes the documented example to `path`, refusing to overwrite anything.
+pub fn init(path: &Path) -> Result<(), ConfigError> {
+    if path.exists() {
+        return Err(ConfigError::Exists(path.to_path_buf()));
+    }
+    let io = |source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => ConfigError::Exists(path.to_path_buf()),
+            _ => io(e),
+        })?;
+    std::io::Write::write_all(&mut file, EXAMPLE.as_bytes()).map_err(io)
+}
+
+/// 1-based line of `key` inside `[section]` (or of the section header, or 1), for messages
+/// about values that parsed but make no sense.
+fn line_of(text: &str, section: &str, key: &str) -> usize {
+    let mut in_section = false;
+    let mut section_line = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with('[') {
+            let name = line.trim_matches(|c| c == '[' || c == ']').trim();
+            in_section = name == section;
+            if in_section {
+                section_line = Some(i + 1);
+            }
+            continue;
+        }
+        if in_section
+            && let Some((k, _)) = line.split_once('=')
+            && k.trim().trim_matches('"') == key
+        {
+            return i + 1;
+        }
+    }
+    section_line.unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_example_parses_to_the_defaults() {
+        let parsed = Config::parse(EXAMPLE, "config.example.toml").expect("example parses");
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        assert_eq!(Config::parse("", "x").expect("empty"), Config::default());
+    }
+
+    fn err(text: &str) -> String {
+        match Config::parse(text, "c.toml") {
+            Ok(_) => panic!("expected an error for {text:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_line() {
+        let msg = err("[junior]\nmodel = \"m\"\ntemprature = 0.1\n");
+        assert!(msg.contains("temprature"), "{msg}");
+        assert!(msg.contains("line 3"), "{msg}");
+    }
+
+    #[test]
+    fn a_wrong_type_is_named_with_its_line() {
+        let msg = err("[costs]\n\nloss = \"high\"\n");
+        assert!(msg.contains("line 3"), "{msg}");
+        assert!(msg.contains("loss"), "{msg}");
+    }
+
+    #[test]
+    fn an_out_of_range_value_names_key_and_line() {
+        let msg = err("[costs]\nkappa = 0.1\np_senior = 1.5\n");
+        assert_eq!(
+            msg,
+            "c.toml:3: `costs.p_senior` must be a probability in [0, 1]"
+        );
+    }
+
+    #[test]
+    fn an_unknown_enum_value_is_named() {
+        let msg = err("[policy]\nthreshold = \"clever\"\n");
+        assert!(msg.contains("clever") && msg.contains("line 2"), "{msg}");
+    }
+
+    #[test]
+    fn a_key_in_the_file_instead_of_a_variable_name_is_refused() {
+        let msg = err("[senior]\napi_key_env = \"OPENAI_API_KEY=sk-123\"\n");
+        assert!(msg.contains("senior.api_key_env"), "{msg}");
+    }
+
+    #[test]
+    fn init_refuses_to_overwrite() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/config.toml");
+        init(&path).expect("first init");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), EXAMPLE);
+        assert!(matches!(init(&path), Err(ConfigError::Exists(_))));
+    }
+
+    #[test]
+    fn the_digest_changes_with_the_config() {
+        let a = Config::default();
+        let mut b = Config::default();
+        b.costs.loss = 2.0;
+        assert_ne!(a.digest(), b.digest());
+        assert_eq!(a.digest(), Config::default().digest());
+    }
+}

@@ -1,0 +1,541 @@
+//! The one schema everything shares: what happened in a session.
+//!
+//! The agent loop is the only producer in a live session; the TUI, the JSONL log writer,
+//! `exec --json` and the metrics are consumers. Replay feeds the same consumers from a log,
+//! so there is no second vocabulary for the same fact. Variants are named for what
+//! happened. Logs carry [`SCHEMA_VERSION`] in their header; adding an optional field is
+//! compatible, renaming or removing one needs a new version.
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::competence::evidence::{EvidenceTerm, SignalKind};
+
+/// Version of the event schema written in every log header.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Which model produced something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    Junior,
+    Senior,
+}
+
+/// Where control goes when the judge gives up on the junior.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    /// A frontier model takes over (one step or the rest).
+    Senior,
+    /// One targeted question goes to the person at the keyboard.
+    Operator,
+}
+
+/// Why an escalation happened; only `Threshold` is the judge's own decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscalationReason {
+    /// B_t fell below τ_t.
+    Threshold,
+    /// The operator pressed "force escalate".
+    Forced,
+    /// The junior called `ask_operator` itself.
+    SelfAsk,
+    /// The junior's endpoint kept failing; handing off is a fault path, not evidence.
+    Fault,
+}
+
+/// How the session ended, as a label for calibration and scoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The check passed (or the operator accepted the result).
+    Success,
+    /// The check failed (or the operator rejected the result).
+    Failure,
+    /// The session stopped before a result: quit, fatal fault, budget exhausted.
+    Aborted,
+    /// Finished, but nothing could say whether the result is correct.
+    Unlabelled,
+}
+
+/// One alternative from the model's top-k logprobs at a position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alternative {
+    pub token: String,
+    pub logprob: f64,
+}
+
+/// Ask-F1 counts of one session (HiL-Bench style; see `metrics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskCounts {
+    /// Escalations that were needed.
+    pub tp: u32,
+    /// Escalations that were not needed.
+    pub fp: u32,
+    /// A failure with no escalation.
+    #[serde(rename = "fn")]
+    pub fn_: u32,
+}
+
+/// Something that happened in a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The first event of every session.
+    SessionStarted {
+        session_id: String,
+        task: String,
+        repo: String,
+        /// Commit id of HEAD when the session began, if the repository has one.
+        head: Option<String>,
+        /// SHA-256 of the effective configuration (secrets are never part of it).
+        config_digest: String,
+        junior_model: String,
+        senior_model: String,
+        /// Name of the threshold policy (`constant`, `myopic`, `optimal`).
+        policy: String,
+        shadow: bool,
+        /// T: the junior token budget the threshold schedule was built for.
+        token_budget: u64,
+        /// π₀: the belief before any evidence.
+        prior: f64,
+    },
+    StepStarted {
+        step: u32,
+        actor: Actor,
+        /// Junior output tokens so far (the judge's clock).
+        tick: u64,
+    },
+    /// One output token with its logprob and the top-k alternatives.
+    ///
+    /// Junior tokens advance the tick; senior tokens are logged at the current tick.
+    Token {
+        actor: Actor,
+        tick: u64,
+        text: String,
+        logprob: Option<f64>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        top: Vec<Alternative>,
+    },
+    /// The judge's belief after new evidence.
+    BeliefUpdated {
+        tick: u64,
+        /// B_t, calibrated.
+        belief: f64,
+        /// ℓ_t, the raw (tempered) log-odds before the calibration map.
+        log_odds: f64,
+        /// τ_t at this tick.
+        threshold: f64,
+        policy: String,
+        /// The evidence added at this tick.
+        terms: Vec<EvidenceTerm>,
+    },
+    ToolCalled {
+        step: u32,
+        actor: Actor,
+        call_id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    /// Approval asked of the operator (or the policy) for a tool call.
+    ApprovalDecided {
+        step: u32,
+        call_id: String,
+        approved: bool,
+        /// `operator`, `policy` or `flag`.
+        by: String,
+    },
+    ToolResulted {
+        step: u32,
+        call_id: String,
+        name: String,
+        ok: bool,
+        /// What the model sees (capped).
+        output: String,
+    },
+    StepEnded {
+        step: u32,
+        actor: Actor,
+        tick: u64,
+        tool: Option<String>,
+        ok: bool,
+        /// B_t at the end of the step.
+        belief: f64,
+        /// Step evidence added at this tick.
+        terms: Vec<EvidenceTerm>,
+        /// Git tree id of the checkpoint taken after the step.
+        checkpoint: Option<String>,
+    },
+    /// Control left the junior (or, in shadow mode, would have).
+    Escalated {
+        step: u32,
+        tick: u64,
+        route: Route,
+        reason: EscalationReason,
+        belief: f64,
+        threshold: f64,
+        /// The evidence that moved the belief most in the current step (why).
+        why: Vec<EvidenceTerm>,
+        /// True when nothing was handed off because the session is in shadow mode.
+        shadow: bool,
+    },
+    OperatorAsked {
+        step: u32,
+        question: String,
+        #[serde(default)]
+        options: Vec<String>,
+        /// What the junior would assume without an answer.
+        default_assumption: Option<String>,
+        self_initiated: bool,
+    },
+    OperatorAnswered {
+        step: u32,
+        answer: String,
+        /// The operator's mark: was this question needed? `None` when not given.
+        needed: Option<bool>,
+        /// The operator chose "let the senior decide".
+        deferred_to_senior: bool,
+    },
+    SeniorTookOver {
+        step: u32,
+        tick: u64,
+        /// `step` or `rest`.
+        mode: String,
+        /// Size of the distilled handoff context, in characters.
+        context_chars: u64,
+    },
+    SeniorReturned {
+        step: u32,
+        tick: u64,
+    },
+    /// Tokens and money of one model request.
+    CostIncurred {
+        actor: Actor,
+        model: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        usd: f64,
+        /// True when the server sent no usage and the tokens were counted locally.
+        estimated: bool,
+    },
+    CheckRan {
+        command: String,
+        exit_code: Option<i32>,
+        passed: bool,
+        output_tail: String,
+    },
+    /// A fault of the infrastructure (network, server, timeout). Never evidence.
+    Fault {
+        actor: Actor,
+        /// Machine-readable class: `connect`, `rate_limited`, `server`, `protocol`, ...
+        kind: String,
+        message: String,
+        retryable: bool,
+        attempt: u32,
+    },
+    /// Something the operator should know that is not a fault (e.g. no logprobs).
+    Warning {
+        kind: String,
+        message: String,
+    },
+    SessionEnded {
+        outcome: Outcome,
+        /// Escalated sessions never show the junior's own outcome: censored for calibration.
+        censored: bool,
+        steps: u32,
+        /// Junior output tokens.
+        ticks: u64,
+        usd: f64,
+        ask: AskCounts,
+    },
+}
+
+impl Event {
+    /// The snake_case tag of this event, as written in the `type` field.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::SessionStarted { .. } => "session_started",
+            Event::StepStarted { .. } => "step_started",
+            Event::Token { .. } => "token",
+            Event::BeliefUpdated { .. } => "belief_updated",
+            Event::ToolCalled { .. } => "tool_called",
+            Event::ApprovalDecided { .. } => "approval_decided",
+            Event::ToolResulted { .. } => "tool_resulted",
+            Event::StepEnded { .. } => "step_ended",
+            Event::Escalated { .. } => "escalated",
+            Event::OperatorAsked { .. } => "operator_asked",
+            Event::OperatorAnswered { .. } => "operator_answered",
+            Event::SeniorTookOver { .. } => "senior_took_over",
+            Event::SeniorReturned { .. } => "senior_returned",
+            Event::CostIncurred { .. } => "cost_incurred",
+            Event::CheckRan { .. } => "check_ran",
+            Event::Fault { .. } => "fault",
+            Event::Warning { .. } => "warning",
+            Event::SessionEnded { .. } => "session_ended",
+        }
+    }
+
+    /// Events at which the log is synced to disk (a step or the session is complete).
+    pub fn is_durability_point(&self) -> bool {
+        matches!(self, Event::StepEnded { .. } | Event::SessionEnded { .. })
+    }
+}
+
+/// What the operator (through the TUI or `exec`) asks of a running session.
+///
+/// Intents go in, [`Event`]s come out: the agent loop is the only place that acts on these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    Pause,
+    Resume,
+    /// Hand off now, whatever the belief says.
+    ForceEscalate,
+    /// Switch shadow mode on or off from the next decision on.
+    SetShadow {
+        on: bool,
+    },
+    /// The answer to the pending operator question.
+    Answer {
+        answer: String,
+        /// The operator's mark: was the question needed?
+        needed: Option<bool>,
+    },
+    /// "Let the senior decide" instead of answering.
+    DeferToSenior,
+    /// The answer to a pending approval request.
+    Approve {
+        call_id: String,
+        approved: bool,
+    },
+    /// Stop the session (it ends as `aborted`; the log is flushed).
+    Quit,
+}
+
+/// An event with the time it happened, as written to logs and `exec --json`.
+///
+/// `t_ms` is milliseconds since the session started; replay uses it to pace itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stamped {
+    pub t_ms: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn term() -> EvidenceTerm {
+        EvidenceTerm {
+            signal: SignalKind::Entropy,
+            value: 1.25,
+            llr: -0.125,
+        }
+    }
+
+    /// One instance of every variant; the match below fails to compile when a variant is added
+    /// without being listed here.
+    pub(crate) fn every_variant() -> Vec<Event> {
+        let all = vec![
+            Event::SessionStarted {
+                session_id: "s1".into(),
+                task: "fix the test".into(),
+                repo: "/tmp/r".into(),
+                head: Some("abc".into()),
+                config_digest: "d".into(),
+                junior_model: "j".into(),
+                senior_model: "s".into(),
+                policy: "optimal".into(),
+                shadow: false,
+                token_budget: 4096,
+                prior: 0.75,
+            },
+            Event::StepStarted {
+                step: 1,
+                actor: Actor::Junior,
+                tick: 0,
+            },
+            Event::Token {
+                actor: Actor::Junior,
+                tick: 1,
+                text: "fn".into(),
+                logprob: Some(-0.5),
+                top: vec![Alternative {
+                    token: "fn".into(),
+                    logprob: -0.5,
+                }],
+            },
+            Event::Token {
+                actor: Actor::Senior,
+                tick: 1,
+                text: "x".into(),
+                logprob: None,
+                top: vec![],
+            },
+            Event::BeliefUpdated {
+                tick: 1,
+                belief: 0.7,
+                log_odds: 0.85,
+                threshold: 0.4,
+                policy: "optimal".into(),
+                terms: vec![term()],
+            },
+            Event::ToolCalled {
+                step: 1,
+                actor: Actor::Junior,
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": "src/lib.rs"}),
+            },
+            Event::ApprovalDecided {
+                step: 1,
+                call_id: "c1".into(),
+                approved: false,
+                by: "policy".into(),
+            },
+            Event::ToolResulted {
+                step: 1,
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                ok: true,
+                output: "fn main() {}".into(),
+            },
+            Event::StepEnded {
+                step: 1,
+                actor: Actor::Junior,
+                tick: 12,
+                tool: Some("read_file".into()),
+                ok: true,
+                belief: 0.6,
+                terms: vec![term()],
+                checkpoint: Some("tree".into()),
+            },
+            Event::Escalated {
+                step: 2,
+                tick: 40,
+                route: Route::Operator,
+                reason: EscalationReason::Threshold,
+                belief: 0.3,
+                threshold: 0.4,
+                why: vec![term()],
+                shadow: true,
+            },
+            Event::OperatorAsked {
+                step: 2,
+                question: "Which date format?".into(),
+                options: vec!["ISO".into(), "US".into()],
+                default_assumption: Some("ISO".into()),
+                self_initiated: false,
+            },
+            Event::OperatorAnswered {
+                step: 2,
+                answer: "ISO".into(),
+                needed: Some(true),
+                deferred_to_senior: false,
+            },
+            Event::SeniorTookOver {
+                step: 3,
+                tick: 50,
+                mode: "step".into(),
+                context_chars: 1200,
+            },
+            Event::SeniorReturned { step: 3, tick: 50 },
+            Event::CostIncurred {
+                actor: Actor::Senior,
+                model: "s".into(),
+                input_tokens: 100,
+                output_tokens: 20,
+                usd: 0.001,
+                estimated: false,
+            },
+            Event::CheckRan {
+                command: "cargo test".into(),
+                exit_code: Some(0),
+                passed: true,
+                output_tail: "ok".into(),
+            },
+            Event::Fault {
+                actor: Actor::Junior,
+                kind: "server".into(),
+                message: "503".into(),
+                retryable: true,
+                attempt: 1,
+            },
+            Event::Warning {
+                kind: "no_logprobs".into(),
+                message: "judge uses step evidence only".into(),
+            },
+            Event::SessionEnded {
+                outcome: Outcome::Success,
+                censored: true,
+                steps: 3,
+                ticks: 50,
+                usd: 0.002,
+                ask: AskCounts {
+                    tp: 1,
+                    fp: 0,
+                    fn_: 0,
+                },
+            },
+        ];
+        for e in &all {
+            match e {
+                Event::SessionStarted { .. }
+                | Event::StepStarted { .. }
+                | Event::Token { .. }
+                | Event::BeliefUpdated { .. }
+                | Event::ToolCalled { .. }
+                | Event::ApprovalDecided { .. }
+                | Event::ToolResulted { .. }
+                | Event::StepEnded { .. }
+                | Event::Escalated { .. }
+                | Event::OperatorAsked { .. }
+                | Event::OperatorAnswered { .. }
+                | Event::SeniorTookOver { .. }
+                | Event::SeniorReturned { .. }
+                | Event::CostIncurred { .. }
+                | Event::CheckRan { .. }
+                | Event::Fault { .. }
+                | Event::Warning { .. }
+                | Event::SessionEnded { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_variant_round_trips_and_carries_its_tag() {
+        for event in every_variant() {
+            let stamped = Stamped {
+                t_ms: 7,
+                event: event.clone(),
+            };
+            let line = serde_json::to_string(&stamped).expect("serialize");
+            let value: serde_json::Value = serde_json::from_str(&line).expect("json");
+            assert_eq!(value["type"], event.kind(), "tag of {line}");
+            assert_eq!(value["t_ms"], 7);
+            let back: Stamped = serde_json::from_str(&line).expect("deserialize");
+            assert_eq!(back, stamped);
+        }
+    }
+
+    #[test]
+    fn ask_counts_use_the_fn_name_on_the_wire() {
+        let v = serde_json::to_value(AskCounts {
+            tp: 1,
+            fp: 2,
+            fn_: 3,
+        })
+        .expect("serialize");
+        assert_eq!(v, serde_json::json!({"tp": 1, "fp": 2, "fn": 3}));
+    }
+
+    #[test]
+    fn an_unknown_event_type_is_an_error_not_a_panic() {
+        let err = serde_json::from_str::<Stamped>(r#"{"t_ms":1,"type":"teleported"}"#);
+        assert!(err.is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! handoff: a junior coding agent watched by an external, calibrated judge that hands
+//! control to a senior model or the operator when its competence posterior B_t falls
+//! below a threshold τ_t. See DESIGN.md for the module walls: `competence` and `metrics`
+//! are pure science; everything else is plumbing around one stream of [`event::Event`]s.
+
+pub mod competence;
+pub mod config;
+pub mod event;
+pub mod llm;
