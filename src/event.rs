@@ -138,7 +138,15 @@ pub enum Event {
         name: String,
         arguments: serde_json::Value,
     },
-    /// Approval asked of the operator (or the policy) for a tool call.
+    /// A tool call waits for the operator's yes or no (answered by `Command::Approve`).
+    ApprovalRequested {
+        step: u32,
+        call_id: String,
+        name: String,
+        /// One line saying what the call would do.
+        summary: String,
+    },
+    /// Approval given or refused for a tool call, by the operator or the policy.
     ApprovalDecided {
         step: u32,
         call_id: String,
@@ -260,6 +268,7 @@ impl Event {
             Event::Token { .. } => "token",
             Event::BeliefUpdated { .. } => "belief_updated",
             Event::ToolCalled { .. } => "tool_called",
+            Event::ApprovalRequested { .. } => "approval_requested",
             Event::ApprovalDecided { .. } => "approval_decided",
             Event::ToolResulted { .. } => "tool_resulted",
             Event::StepEnded { .. } => "step_ended",
@@ -390,6 +399,12 @@ mod tests {
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "src/lib.rs"}),
             },
+            Event::ApprovalRequested {
+                step: 1,
+                call_id: "c1".into(),
+                name: "write_file".into(),
+                summary: "write src/lib.rs (12 lines)".into(),
+            },
             Event::ApprovalDecided {
                 step: 1,
                 call_id: "c1".into(),
@@ -488,6 +503,7 @@ mod tests {
                 | Event::Token { .. }
                 | Event::BeliefUpdated { .. }
                 | Event::ToolCalled { .. }
+                | Event::ApprovalRequested { .. }
                 | Event::ApprovalDecided { .. }
                 | Event::ToolResulted { .. }
                 | Event::StepEnded { .. }
