@@ -1,0 +1,3 @@
+//! One integration-test binary (links once); one `mod` per area.
+
+mod metrics;
