@@ -3,6 +3,7 @@
 //! below a threshold τ_t. See DESIGN.md for the module walls: `competence` and `metrics`
 //! are pure science; everything else is plumbing around one stream of [`event::Event`]s.
 
+pub mod agent;
 pub mod competence;
 pub mod config;
 pub mod event;

@@ -1,0 +1,219 @@
+//! `list_files`, `read_file`, `write_file`, and the confined, .gitignore-aware walk that
+//! `list_files` and `search` share.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::args::{ListFilesArgs, ReadFileArgs, WriteFileArgs};
+use super::{ToolFailure, Workspace, truncate_head};
+use crate::agent::confine::{Access, Resolved};
+
+/// Default depth of `list_files`.
+pub const DEFAULT_DEPTH: u32 = 2;
+/// Deepest `list_files` goes, whatever the model asks.
+pub const MAX_DEPTH: u32 = 16;
+/// Most entries `list_files` returns.
+pub const MAX_ENTRIES: usize = 500;
+
+/// Walks the tree under `target` (a confined path) respecting .gitignore files.
+///
+/// The walk starts at the repository root, not at `target`, and prunes every directory
+/// that is neither on the way to `target` nor under it: that way the root's and the
+/// intermediate directories' .gitignore files apply, without reading ignore files above
+/// the root or the user's global excludes (nothing outside the repository is read).
+/// Symlinks are listed but never followed, and `.git` is never entered.
+pub(crate) fn walk(ws: &Workspace, target: &Path, max_depth: Option<usize>) -> ignore::Walk {
+    let root = ws.root().to_path_buf();
+    let target_owned: PathBuf = target.to_path_buf();
+    let target_depth = target
+        .strip_prefix(&root)
+        .map(|r| r.components().count())
+        .unwrap_or(0);
+    let mut builder = ignore::WalkBuilder::new(&root);
+    builder
+        .hidden(false)
+        .parents(false)
+        .git_global(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| {
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let path = entry.path();
+            if target_owned.starts_with(path) {
+                return true;
+            }
+            if !path.starts_with(&target_owned) {
+                return false;
+            }
+            match max_depth {
+                Some(d) => entry.depth() <= target_depth + d,
+                None => true,
+            }
+        });
+    builder.build()
+}
+
+pub fn list_files(ws: &Workspace, args: &ListFilesArgs) -> Result<String, ToolFailure> {
+    let target = ws
+        .confinement()
+        .resolve(args.path.as_deref().unwrap_or("."), Access::Read)?;
+    if !target.exists {
+        return Err(ToolFailure::Error(format!(
+            "`{}` does not exist",
+            target.display()
+        )));
+    }
+    let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH) as usize;
+    let mut lines: Vec<String> = Vec::new();
+    let mut more = 0usize;
+    for entry in walk(ws, &target.abs, Some(depth)).flatten() {
+        let path = entry.path();
+        if !path.starts_with(&target.abs) || (path == target.abs && target.abs.is_dir()) {
+            continue;
+        }
+        if lines.len() >= MAX_ENTRIES {
+            more += 1;
+            continue;
+        }
+        let rel = path.strip_prefix(ws.root()).unwrap_or(path);
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        let is_link = entry.path_is_symlink();
+        let suffix = if is_dir {
+            "/"
+        } else if is_link {
+            " (symlink)"
+        } else {
+            ""
+        };
+        lines.push(format!("{}{suffix}", rel.display()));
+    }
+    let mut out = if lines.is_empty() {
+        format!(
+            "`{}` is empty (or everything in it is ignored)",
+            target.display()
+        )
+    } else {
+        lines.join("\n")
+    };
+    if more > 0 {
+        let _ = write!(
+            out,
+            "\n[{more} more entries not shown; list a subdirectory]"
+        );
+    }
+    Ok(truncate_head(&out, ws.limits().output_cap_bytes).to_string())
+}
+
+/// Reads a confined file as text, refusing directories and binary files with a message
+/// that tells the model what to do instead.
+fn read_text(target: &Resolved) -> Result<String, ToolFailure> {
+    if !target.exists {
+        return Err(ToolFailure::Error(format!(
+            "`{}` does not exist",
+            target.display()
+        )));
+    }
+    if target.abs.is_dir() {
+        return Err(ToolFailure::Error(format!(
+            "`{}` is a directory; use list_files",
+            target.display()
+        )));
+    }
+    let bytes = std::fs::read(&target.abs)
+        .map_err(|e| ToolFailure::Error(format!("cannot read `{}`: {e}", target.display())))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(ToolFailure::Error(format!(
+            "`{}` is a binary file ({} bytes)",
+            target.display(),
+            bytes.len()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, ToolFailure> {
+    let target = ws.confinement().resolve(&args.path, Access::Read)?;
+    let text = read_text(&target)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len() as u64;
+    let start = args.start_line.unwrap_or(1).max(1);
+    let end = args.end_line.unwrap_or(total).min(total);
+    if total == 0 {
+        return Ok(format!("{} is empty", target.display()));
+    }
+    if start > total {
+        return Err(ToolFailure::Error(format!(
+            "start_line {start} is past the end of `{}` ({total} lines)",
+            target.display()
+        )));
+    }
+    if end < start {
+        return Err(ToolFailure::Error(format!(
+            "end_line {end} is before start_line {start}"
+        )));
+    }
+    let cap = ws.limits().output_cap_bytes;
+    let width = end.to_string().len();
+    let mut body = String::new();
+    let mut last = start - 1;
+    for n in start..=end {
+        let line = lines.get((n - 1) as usize).copied().unwrap_or("");
+        let numbered = format!("{n:>width$}  {line}\n");
+        if body.len() + numbered.len() > cap {
+            if n == start {
+                // One enormous line: show its head rather than nothing.
+                body.push_str(truncate_head(&numbered, cap));
+                body.push('\n');
+                last = n;
+            }
+            break;
+        }
+        body.push_str(&numbered);
+        last = n;
+    }
+    let mut out = format!(
+        "{} (lines {start}-{last} of {total})\n{body}",
+        target.display()
+    );
+    if last < end {
+        let _ = write!(
+            out,
+            "[cut at the output limit; call read_file with start_line={} to read on]",
+            last + 1
+        );
+    }
+    Ok(out)
+}
+
+pub fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String, ToolFailure> {
+    let target = ws.confinement().resolve(&args.path, Access::Write)?;
+    if target.rel.as_os_str().is_empty() || target.abs.is_dir() {
+        return Err(ToolFailure::Error(format!(
+            "`{}` is a directory",
+            target.display()
+        )));
+    }
+    write_confined(&target, args.content.as_bytes())?;
+    Ok(format!(
+        "{} {} ({} bytes)",
+        if target.exists { "replaced" } else { "created" },
+        target.display(),
+        args.content.len()
+    ))
+}
+
+/// Writes `bytes` to a confined path, creating its parent directories (which are plain new
+/// names under a canonical, confined prefix, so they cannot lead anywhere else).
+pub(crate) fn write_confined(target: &Resolved, bytes: &[u8]) -> Result<(), ToolFailure> {
+    let io =
+        |e: std::io::Error| ToolFailure::Error(format!("cannot write `{}`: {e}", target.display()));
+    if let Some(parent) = target.abs.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    std::fs::write(&target.abs, bytes).map_err(io)
+}

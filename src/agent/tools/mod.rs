@@ -1,0 +1,288 @@
+//! The eight function tools the models call, and the executor that runs six of them.
+//!
+//! Tool names and argument names are a contract with prompts, logs and outside tools, so
+//! they live in one place ([`spec`]). Everything a tool returns is text for the model: a
+//! bad argument, a refused path or a rejected patch is an [`OutcomeKind`] the judge can
+//! count as evidence and an `output` the model can act on, never a panic or a Rust error
+//! that ends the session. `ask_operator` and `finish` are offered to the model but handled
+//! by the agent loop, which owns the operator and the session's end.
+
+pub mod args;
+pub mod files;
+pub mod patch;
+pub mod run;
+pub mod search;
+pub mod spec;
+pub mod unified;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::confine::{ConfineError, Confinement};
+use crate::config::AgentConfig;
+
+pub use args::{AskOperatorArgs, FinishArgs, parse_args};
+pub use spec::{ASK_OPERATOR, FINISH, TOOL_NAMES, specs};
+
+/// What kind of result a tool call had; the judge maps some of these to step evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    Ok,
+    /// The tool ran and failed (file not found, command exited non-zero, bad regex, ...).
+    ToolError,
+    /// `apply_patch` did not apply; nothing was changed.
+    PatchRejected,
+    /// A confinement rule refused the path; nothing was touched.
+    Refused,
+    /// The arguments were not valid JSON or did not fit the tool's schema.
+    BadArguments,
+    /// `run` hit its timeout and its process group was killed.
+    TimedOut,
+}
+
+impl OutcomeKind {
+    /// Stable snake_case name for logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutcomeKind::Ok => "ok",
+            OutcomeKind::ToolError => "tool_error",
+            OutcomeKind::PatchRejected => "patch_rejected",
+            OutcomeKind::Refused => "refused",
+            OutcomeKind::BadArguments => "bad_arguments",
+            OutcomeKind::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// The result of one tool call, as the loop logs it and the model sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    pub ok: bool,
+    /// What the model sees (already capped).
+    pub output: String,
+    pub kind: OutcomeKind,
+    /// The call may have changed the work tree (a successful write, or any started
+    /// command), so the loop knows a checkpoint can differ from the last one.
+    pub writes: bool,
+}
+
+impl ToolOutcome {
+    pub(crate) fn ok(output: String, writes: bool) -> Self {
+        ToolOutcome {
+            ok: true,
+            output,
+            kind: OutcomeKind::Ok,
+            writes,
+        }
+    }
+
+    pub(crate) fn failed(kind: OutcomeKind, output: String) -> Self {
+        ToolOutcome {
+            ok: false,
+            output,
+            kind,
+            writes: false,
+        }
+    }
+}
+
+/// Why a file tool failed; converted to a [`ToolOutcome`] at the executor's edge.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolFailure {
+    #[error("bad arguments for {tool}: {message}")]
+    BadArguments { tool: String, message: String },
+    #[error("refused: {0}")]
+    Refused(#[from] ConfineError),
+    #[error("{0}")]
+    Error(String),
+    #[error("{0}")]
+    PatchRejected(String),
+}
+
+impl ToolFailure {
+    fn into_outcome(self) -> ToolOutcome {
+        let kind = match &self {
+            ToolFailure::BadArguments { .. } => OutcomeKind::BadArguments,
+            ToolFailure::Refused(_) => OutcomeKind::Refused,
+            ToolFailure::Error(_) => OutcomeKind::ToolError,
+            ToolFailure::PatchRejected(_) => OutcomeKind::PatchRejected,
+        };
+        ToolOutcome::failed(kind, format!("error: {self}"))
+    }
+}
+
+/// Limits the tools apply, taken from `[agent]` in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of output any tool returns to the model.
+    pub output_cap_bytes: usize,
+    /// Default and longest timeout of `run`.
+    pub command_timeout: Duration,
+    /// Run commands under Landlock where the kernel supports it.
+    pub sandbox: bool,
+}
+
+impl Limits {
+    pub fn from_config(config: &AgentConfig) -> Limits {
+        Limits {
+            output_cap_bytes: config.output_cap_bytes.max(256),
+            command_timeout: Duration::from_secs(config.command_timeout_s.max(1)),
+            sandbox: config.sandbox,
+        }
+    }
+}
+
+/// A repository work tree the tools act on, with its confinement and limits.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    confine: Confinement,
+    limits: Limits,
+    /// `TMPDIR` of `run` commands: the one place outside the repository the sandbox lets
+    /// them write. Removed when the last clone of the workspace is dropped.
+    tmp: Option<Arc<tempfile::TempDir>>,
+}
+
+impl Workspace {
+    /// Fails only when `root` is not an existing directory.
+    pub fn new(root: &Path, config: &AgentConfig) -> std::io::Result<Workspace> {
+        let tmp = tempfile::Builder::new()
+            .prefix("handoff-run-")
+            .tempdir()
+            .ok()
+            .map(Arc::new);
+        Ok(Workspace {
+            confine: Confinement::new(root)?,
+            limits: Limits::from_config(config),
+            tmp,
+        })
+    }
+
+    /// The `TMPDIR` given to `run` commands.
+    pub fn tmpdir(&self) -> Option<&Path> {
+        self.tmp.as_deref().map(tempfile::TempDir::path)
+    }
+
+    /// Where a sandboxed command may write: the repository and its temp dir.
+    pub fn writable_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.root().to_path_buf()];
+        dirs.extend(self.tmpdir().map(Path::to_path_buf));
+        dirs
+    }
+
+    /// One line for the session to show at its start when `agent.sandbox` is on:
+    /// whether commands really are confined on this kernel.
+    pub fn sandbox_note(&self) -> Option<String> {
+        self.limits
+            .sandbox
+            .then(|| crate::agent::sandbox::status().message())
+    }
+
+    /// The canonical root every path is confined to.
+    pub fn root(&self) -> &Path {
+        self.confine.root()
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    pub fn confinement(&self) -> &Confinement {
+        &self.confine
+    }
+
+    /// Runs tool `name` with the model's raw JSON `arguments`.
+    ///
+    /// Never panics on model input; file tools run on the blocking pool so a large
+    /// search does not stall the stream the judge is watching.
+    pub async fn execute(&self, name: &str, arguments: &str) -> ToolOutcome {
+        match name {
+            spec::RUN => match parse_args::<args::RunArgs>(name, arguments) {
+                Ok(a) => run::run(self, &a).await,
+                Err(e) => e.into_outcome(),
+            },
+            spec::ASK_OPERATOR | spec::FINISH => ToolOutcome::failed(
+                OutcomeKind::ToolError,
+                format!("error: `{name}` is handled by the session, not the workspace"),
+            ),
+            spec::LIST_FILES
+            | spec::READ_FILE
+            | spec::SEARCH
+            | spec::WRITE_FILE
+            | spec::APPLY_PATCH => {
+                let ws = self.clone();
+                let name_owned = name.to_string();
+                let arguments = arguments.to_string();
+                let joined = tokio::task::spawn_blocking(move || {
+                    ws.execute_blocking(&name_owned, &arguments)
+                })
+                .await;
+                match joined {
+                    Ok(outcome) => outcome,
+                    Err(e) => ToolOutcome::failed(
+                        OutcomeKind::ToolError,
+                        format!("error: the tool `{name}` failed internally: {e}"),
+                    ),
+                }
+            }
+            other => ToolOutcome::failed(
+                OutcomeKind::ToolError,
+                format!(
+                    "error: unknown tool `{other}`; the tools are: {}",
+                    TOOL_NAMES.join(", ")
+                ),
+            ),
+        }
+    }
+
+    /// The file tools, synchronously (they only touch the file system).
+    pub fn execute_blocking(&self, name: &str, arguments: &str) -> ToolOutcome {
+        let result = match name {
+            spec::LIST_FILES => parse_args(name, arguments)
+                .and_then(|a| files::list_files(self, &a))
+                .map(|o| (o, false)),
+            spec::READ_FILE => parse_args(name, arguments)
+                .and_then(|a| files::read_file(self, &a))
+                .map(|o| (o, false)),
+            spec::SEARCH => parse_args(name, arguments)
+                .and_then(|a| search::search(self, &a))
+                .map(|o| (o, false)),
+            spec::WRITE_FILE => parse_args(name, arguments)
+                .and_then(|a| files::write_file(self, &a))
+                .map(|o| (o, true)),
+            spec::APPLY_PATCH => parse_args(name, arguments)
+                .and_then(|a| patch::apply_patch(self, &a))
+                .map(|o| (o, true)),
+            other => Err(ToolFailure::Error(format!("`{other}` is not a file tool"))),
+        };
+        match result {
+            Ok((output, writes)) => ToolOutcome::ok(output, writes),
+            Err(failure) => failure.into_outcome(),
+        }
+    }
+}
+
+/// Whether a call needs approval under `approval = "on-write"`.
+///
+/// `write_file`, `apply_patch` and every `run` count as writes: a shell command can change
+/// anything, and telling a harmless one from a harmful one is not a judgement to make on
+/// the model's say-so. The arguments are taken so a finer rule can be added without
+/// touching the callers; none depends on them today.
+pub fn is_write(name: &str, _arguments: &str) -> bool {
+    matches!(name, spec::WRITE_FILE | spec::APPLY_PATCH | spec::RUN)
+}
+
+/// Cuts `text` to at most `cap` bytes at a character boundary, keeping the head.
+pub(crate) fn truncate_head(text: &str, cap: usize) -> &str {
+    if text.len() <= cap {
+        return text;
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

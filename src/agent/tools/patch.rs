@@ -1,0 +1,433 @@
+//! `apply_patch`: applies a unified diff to the work tree, all or nothing.
+//!
+//! The engine is ours rather than git's because what the model needs from a rejection is a
+//! reason it can act on ("hunk 2: line 41 reads `x` where the patch expects `y`"), and
+//! because model-written patches carry wrong line numbers and counts that a strict applier
+//! refuses. Each hunk is placed where its old lines occur, nearest to the line its header
+//! claims; trailing whitespace and blank context at a hunk's edges are forgiven as a second
+//! try. Every path is confined before anything is read, every hunk is applied in memory,
+//! and only when all of them fit is anything written.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::args::ApplyPatchArgs;
+use super::files::write_confined;
+use super::unified::{self, FilePatch, Hunk, HunkLine};
+use super::{ToolFailure, Workspace};
+use crate::agent::confine::{Access, Resolved};
+
+/// A file's text as lines, with what is needed to write it back the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Text {
+    lines: Vec<String>,
+    final_newline: bool,
+    crlf: bool,
+}
+
+impl Text {
+    fn parse(content: &str) -> Text {
+        let crlf = content.contains("\r\n");
+        let final_newline = content.is_empty() || content.ends_with('\n');
+        let body = content.strip_suffix('\n').unwrap_or(content);
+        let lines = if content.is_empty() {
+            Vec::new()
+        } else {
+            body.split('\n')
+                .map(|l| {
+                    if crlf {
+                        l.strip_suffix('\r').unwrap_or(l)
+                    } else {
+                        l
+                    }
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        Text {
+            lines,
+            final_newline,
+            crlf,
+        }
+    }
+
+    fn render(&self) -> String {
+        let eol = if self.crlf { "\r\n" } else { "\n" };
+        let mut out = self.lines.join(eol);
+        if self.final_newline && !self.lines.is_empty() {
+            out.push_str(eol);
+        }
+        out
+    }
+}
+
+/// The state of one path after the patch, before anything is written.
+struct Staged {
+    target: Resolved,
+    /// `None`: the file is deleted.
+    text: Option<Text>,
+}
+
+pub fn apply_patch(ws: &Workspace, args: &ApplyPatchArgs) -> Result<String, ToolFailure> {
+    let files = unified::parse(&args.patch)
+        .map_err(|e| ToolFailure::PatchRejected(format!("cannot parse the patch: {e}")))?;
+    let confine = ws.confinement();
+    // Confinement first, for every path, so a refused path touches nothing.
+    let mut resolved = Vec::with_capacity(files.len());
+    for file in &files {
+        let old = file
+            .old_path
+            .as_deref()
+            .map(|p| confine.resolve(p, Access::Write))
+            .transpose()?;
+        let new = file
+            .new_path
+            .as_deref()
+            .map(|p| confine.resolve(p, Access::Write))
+            .transpose()?;
+        resolved.push((old, new));
+    }
+    let mut staged: Vec<Staged> = Vec::new();
+    let mut rejects: Vec<String> = Vec::new();
+    let mut summary: Vec<String> = Vec::new();
+    for (file, (old, new)) in files.iter().zip(resolved) {
+        match stage_file(file, old.as_ref(), new.as_ref(), &staged) {
+            Ok((changes, line)) => {
+                summary.push(line);
+                for change in changes {
+                    upsert(&mut staged, change);
+                }
+            }
+            Err(mut messages) => rejects.append(&mut messages),
+        }
+    }
+    if !rejects.is_empty() {
+        let mut out = String::from("patch rejected; nothing was changed.\n");
+        for r in rejects {
+            let _ = writeln!(out, "- {r}");
+        }
+        out.push_str("Re-read the file and send a patch whose context lines match it exactly.");
+        return Err(ToolFailure::PatchRejected(out));
+    }
+    for change in &staged {
+        match &change.text {
+            Some(text) => write_confined(&change.target, text.render().as_bytes())?,
+            None => std::fs::remove_file(&change.target.abs).map_err(|e| {
+                ToolFailure::Error(format!("cannot delete `{}`: {e}", change.target.display()))
+            })?,
+        }
+    }
+    Ok(summary.join("\n"))
+}
+
+fn upsert(staged: &mut Vec<Staged>, change: Staged) {
+    match staged
+        .iter_mut()
+        .find(|s| s.target.abs == change.target.abs)
+    {
+        Some(slot) => *slot = change,
+        None => staged.push(change),
+    }
+}
+
+/// The current text of a path: staged by an earlier section of the same patch, or on disk.
+fn current(target: &Resolved, staged: &[Staged]) -> Result<Option<Text>, String> {
+    if let Some(s) = staged.iter().find(|s| s.target.abs == target.abs) {
+        return Ok(s.text.clone());
+    }
+    if !target.exists {
+        return Ok(None);
+    }
+    if target.abs.is_dir() {
+        return Err(format!("`{}` is a directory", target.display()));
+    }
+    let bytes = std::fs::read(&target.abs)
+        .map_err(|e| format!("cannot read `{}`: {e}", target.display()))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(format!("`{}` is a binary file", target.display()));
+    }
+    let content = String::from_utf8(bytes)
+        .map_err(|_| format!("`{}` is not UTF-8 text", target.display()))?;
+    Ok(Some(Text::parse(&content)))
+}
+
+type StageResult = Result<(Vec<Staged>, String), Vec<String>>;
+
+fn stage_file(
+    file: &FilePatch,
+    old: Option<&Resolved>,
+    new: Option<&Resolved>,
+    staged: &[Staged],
+) -> StageResult {
+    let one = |m: String| vec![m];
+    let (adds, removes) = count(&file.hunks);
+    let base = match old {
+        Some(o) => match current(o, staged).map_err(one)? {
+            Some(text) => text,
+            None => return Err(one(format!("`{}` does not exist", o.display()))),
+        },
+        None => {
+            let Some(n) = new else {
+                return Err(one("a file section with /dev/null on both sides".into()));
+            };
+            match current(n, staged).map_err(one)? {
+                Some(t) if !t.lines.is_empty() => {
+                    return Err(one(format!(
+                        "`{}` already exists; patch it instead of creating it",
+                        n.display()
+                    )));
+                }
+                _ => Text::parse(""),
+            }
+        }
+    };
+    let label = new.or(old).map(Resolved::display).unwrap_or_default();
+    let text = apply_hunks(&base, &file.hunks, &label)?;
+    let stats = format!("+{adds} -{removes}");
+    match (old, new) {
+        (Some(o), None) => {
+            if !text.lines.is_empty() {
+                return Err(one(format!(
+                    "deleting `{}`: the patch does not remove all of its {} lines",
+                    o.display(),
+                    base.lines.len()
+                )));
+            }
+            let gone = Staged {
+                target: o.clone(),
+                text: None,
+            };
+            Ok((vec![gone], format!("deleted {}", o.display())))
+        }
+        (None, Some(n)) => {
+            let made = Staged {
+                target: n.clone(),
+                text: Some(text),
+            };
+            Ok((vec![made], format!("created {} ({stats})", n.display())))
+        }
+        (Some(o), Some(n)) if o.abs != n.abs => {
+            let gone = Staged {
+                target: o.clone(),
+                text: None,
+            };
+            let made = Staged {
+                target: n.clone(),
+                text: Some(text),
+            };
+            let line = format!("renamed {} to {} ({stats})", o.display(), n.display());
+            Ok((vec![gone, made], line))
+        }
+        (Some(_), Some(n)) => {
+            let made = Staged {
+                target: n.clone(),
+                text: Some(text),
+            };
+            let hunks = file.hunks.len();
+            let line = format!(
+                "patched {} ({hunks} hunk{}, {stats})",
+                n.display(),
+                if hunks == 1 { "" } else { "s" }
+            );
+            Ok((vec![made], line))
+        }
+        (None, None) => Err(one("a file section with /dev/null on both sides".into())),
+    }
+}
+
+fn count(hunks: &[Hunk]) -> (usize, usize) {
+    hunks
+        .iter()
+        .flat_map(|h| &h.lines)
+        .fold((0, 0), |(a, r), l| match l {
+            HunkLine::Add(_) => (a + 1, r),
+            HunkLine::Remove(_) => (a, r + 1),
+            HunkLine::Context(_) => (a, r),
+        })
+}
+
+/// Applies the hunks of one file in order, or explains every hunk that does not fit.
+fn apply_hunks(base: &Text, hunks: &[Hunk], label: &str) -> Result<Text, Vec<String>> {
+    let mut text = base.clone();
+    let mut delta: isize = 0;
+    let mut floor = 0usize;
+    let mut errors = Vec::new();
+    for (k, hunk) in hunks.iter().enumerate() {
+        let hint = (hunk.old_start.saturating_sub(1) as isize + delta).max(0) as usize;
+        match place(&text.lines, hunk, hint, floor) {
+            Some((pos, old_len, new)) => {
+                let reaches_end = pos + old_len == text.lines.len();
+                let new_len = new.len();
+                text.lines.splice(pos..pos + old_len, new);
+                delta += new_len as isize - old_len as isize;
+                floor = pos + new_len;
+                if reaches_end {
+                    text.final_newline = !hunk.new_no_newline;
+                }
+            }
+            None => errors.push(format!(
+                "{label}: hunk {} ({}) does not apply: {}",
+                k + 1,
+                hunk.header,
+                diagnose(&text.lines, &hunk.old_lines(), hint)
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(text)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Where a hunk goes: (position, old lines replaced, new lines). Tries the hunk as written,
+/// then without blank context lines at its edges; each first exactly, then ignoring
+/// trailing whitespace.
+fn place(
+    lines: &[String],
+    hunk: &Hunk,
+    hint: usize,
+    floor: usize,
+) -> Option<(usize, usize, Vec<String>)> {
+    let exact = |a: &str, b: &str| a == b;
+    let loose = |a: &str, b: &str| a.trim_end() == b.trim_end();
+    for body in variants(&hunk.lines) {
+        let old: Vec<&str> = body
+            .iter()
+            .filter_map(|l| match l {
+                HunkLine::Context(s) | HunkLine::Remove(s) => Some(s.as_str()),
+                HunkLine::Add(_) => None,
+            })
+            .collect();
+        for eq in [&exact as &dyn Fn(&str, &str) -> bool, &loose] {
+            if let Some(pos) = locate(lines, &old, hint, floor, eq) {
+                let new = body
+                    .iter()
+                    .filter_map(|l| match l {
+                        HunkLine::Context(s) => lines
+                            .get(pos + context_index(body, l))
+                            .cloned()
+                            .or(Some(s.clone())),
+                        HunkLine::Add(s) => Some(s.clone()),
+                        HunkLine::Remove(_) => None,
+                    })
+                    .collect();
+                return Some((pos, old.len(), new));
+            }
+        }
+    }
+    None
+}
+
+/// Index on the old side of a context line of `body` (context lines keep the file's own
+/// text, so forgiven trailing whitespace is not rewritten).
+fn context_index(body: &[HunkLine], line: &HunkLine) -> usize {
+    let mut old_index = 0usize;
+    for l in body {
+        if std::ptr::eq(l, line) {
+            return old_index;
+        }
+        if !matches!(l, HunkLine::Add(_)) {
+            old_index += 1;
+        }
+    }
+    old_index
+}
+
+/// The hunk as written, then without blank context lines at the end, then at both edges.
+fn variants(lines: &[HunkLine]) -> Vec<&[HunkLine]> {
+    let blank = |l: &HunkLine| matches!(l, HunkLine::Context(s) if s.trim().is_empty());
+    let mut out = vec![lines];
+    let mut end = lines.len();
+    while end > 0 && blank(&lines[end - 1]) {
+        end -= 1;
+    }
+    let mut start = 0;
+    while start < end && blank(&lines[start]) {
+        start += 1;
+    }
+    if end < lines.len() {
+        out.push(&lines[..end]);
+    }
+    if start > 0 {
+        out.push(&lines[start..end]);
+    }
+    out
+}
+
+/// The position at or after `floor` where `old` occurs, nearest to `hint`.
+fn locate(
+    lines: &[String],
+    old: &[&str],
+    hint: usize,
+    floor: usize,
+    eq: &dyn Fn(&str, &str) -> bool,
+) -> Option<usize> {
+    if old.is_empty() {
+        return Some(hint.clamp(floor.min(lines.len()), lines.len()));
+    }
+    if old.len() > lines.len() {
+        return None;
+    }
+    (floor..=lines.len() - old.len())
+        .filter(|&p| old.iter().zip(&lines[p..]).all(|(o, l)| eq(l, o)))
+        .min_by_key(|&p| p.abs_diff(hint))
+}
+
+/// Explains why `old` does not occur: the best partial match and its first wrong line.
+fn diagnose(lines: &[String], old: &[&str], hint: usize) -> String {
+    if old.is_empty() {
+        return "the hunk has no lines".into();
+    }
+    let prefix = |p: usize| {
+        old.iter()
+            .zip(&lines[p.min(lines.len())..])
+            .take_while(|(o, l)| l.trim_end() == o.trim_end())
+            .count()
+    };
+    let best = (0..lines.len()).max_by_key(|&p| (prefix(p), std::cmp::Reverse(p.abs_diff(hint))));
+    match best {
+        Some(p) if prefix(p) > 0 => {
+            let j = prefix(p);
+            let at = p + j;
+            match lines.get(at) {
+                Some(found) => format!(
+                    "the closest match starts at line {}; its line {} reads `{}` where the patch expects `{}`",
+                    p + 1,
+                    at + 1,
+                    found,
+                    old[j]
+                ),
+                None => format!(
+                    "the closest match starts at line {} but the file ends after {} lines, before the patch's `{}`",
+                    p + 1,
+                    lines.len(),
+                    old[j]
+                ),
+            }
+        }
+        _ => format!(
+            "its first line `{}` does not occur in the file{}",
+            old[0],
+            if lines.is_empty() {
+                " (the file is empty)"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// The paths a patch text would touch, for approval prompts and logs.
+pub fn touched_paths(patch: &str) -> Vec<PathBuf> {
+    unified::parse(patch)
+        .map(|files| {
+            files
+                .iter()
+                .flat_map(|f| [f.old_path.clone(), f.new_path.clone()])
+                .flatten()
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,295 @@
+//! `run`: a shell command in the repository root, with a timeout that kills the whole
+//! process group and output capped to its tail (the end of a build or test log is where
+//! the error is).
+//!
+//! stdout and stderr share one pipe so their interleaving is the one the command produced.
+//! The command gets its own process group; on timeout, on cancellation (the loop dropping
+//! this future) and after it exits, the whole group is killed, so no background child is
+//! left holding the pipe or the repository.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+
+use super::args::RunArgs;
+use super::{OutcomeKind, ToolOutcome, Workspace};
+use crate::agent::sandbox::{self, SandboxStatus};
+
+/// How long output is still read after the command ended (for grandchildren's last words).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// A shell command to run.
+#[derive(Debug, Clone)]
+pub struct ShellCommand {
+    pub command: String,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    /// Bytes of output kept (the tail).
+    pub cap_bytes: usize,
+    /// Directories writable under the sandbox; `None` runs without one.
+    pub sandbox_writable: Option<Vec<PathBuf>>,
+    /// `TMPDIR` for the command (a directory the sandbox lets it write).
+    pub tmpdir: Option<PathBuf>,
+}
+
+/// What a finished (or killed) command left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandResult {
+    /// `None` when the command was killed by a signal (including the timeout).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// The last `cap_bytes` of stdout and stderr combined, as text.
+    pub output_tail: String,
+    /// Total bytes the command wrote.
+    pub total_bytes: u64,
+    /// Whether the Landlock sandbox was applied.
+    pub sandboxed: bool,
+}
+
+impl CommandResult {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// Errors starting a command (not the command failing).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot start `sh`: {0}")]
+    Spawn(std::io::Error),
+    #[error("cannot set up the sandbox: {0}")]
+    Sandbox(String),
+}
+
+/// Keeps the last `cap` bytes written to it, and counts all of them.
+#[derive(Debug, Default)]
+struct Tail {
+    buf: Vec<u8>,
+    cap: usize,
+    total: u64,
+}
+
+impl Tail {
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        self.buf.extend_from_slice(data);
+        if self.buf.len() > 2 * self.cap.max(1) {
+            let cut = self.buf.len() - self.cap;
+            self.buf.drain(..cut);
+        }
+    }
+
+    fn text(&self) -> String {
+        let start = self.buf.len().saturating_sub(self.cap);
+        let mut bytes = &self.buf[start..];
+        // Do not start in the middle of a UTF-8 character.
+        while let [b, rest @ ..] = bytes {
+            if start > 0 && (b & 0b1100_0000) == 0b1000_0000 {
+                bytes = rest;
+            } else {
+                break;
+            }
+        }
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// Kills a process group when dropped, unless disarmed.
+struct GroupKill(Option<i32>);
+
+impl GroupKill {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take()
+            && pgid > 0
+        {
+            // SAFETY: kill(2) with a negative pid signals the process group `pgid`, which was
+            // created for this command (process_group(0)); no memory is involved.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs `sh -c command` as described; used by the `run` tool and by the session's check.
+pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
+    let (sender, mut receiver) = tokio::net::unix::pipe::pipe().map_err(RunError::Spawn)?;
+    let write_end: OwnedFd = sender.into_blocking_fd().map_err(RunError::Spawn)?;
+    let write_end2 = write_end.try_clone().map_err(RunError::Spawn)?;
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::from(write_end2))
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(tmp) = &spec.tmpdir {
+        cmd.env("TMPDIR", tmp);
+    }
+    let mut sandboxed = false;
+    if let Some(writable) = &spec.sandbox_writable
+        && let SandboxStatus::Available { .. } = sandbox::status()
+    {
+        sandbox::restrict_writes(&mut cmd, writable)
+            .map_err(|e| RunError::Sandbox(e.to_string()))?;
+        sandboxed = true;
+    }
+    let spawned = cmd.spawn();
+    // The builder holds the pipe's write ends; drop it so the reader sees end-of-file.
+    drop(cmd);
+    let mut child = spawned.map_err(RunError::Spawn)?;
+    let mut group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()));
+
+    let tail = Arc::new(Mutex::new(Tail {
+        cap: spec.cap_bytes,
+        ..Tail::default()
+    }));
+    let reader_tail = Arc::clone(&tail);
+    let mut reader = tokio::spawn(async move {
+        let mut chunk = vec![0u8; 8192];
+        loop {
+            match receiver.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if let Ok(mut t) = reader_tail.lock() {
+                        t.push(&chunk[..n]);
+                    }
+                }
+            }
+        }
+    });
+
+    let (status, timed_out) = match tokio::time::timeout(spec.timeout, child.wait()).await {
+        Ok(status) => (status.ok(), false),
+        Err(_) => {
+            group.kill();
+            (child.wait().await.ok(), true)
+        }
+    };
+    // Whatever the command left running in its group goes too (it would hold the pipe).
+    group.kill();
+    if tokio::time::timeout(DRAIN_GRACE, &mut reader)
+        .await
+        .is_err()
+    {
+        reader.abort();
+    }
+    let (output_tail, total_bytes) = match tail.lock() {
+        Ok(t) => (t.text(), t.total),
+        Err(_) => (String::new(), 0),
+    };
+    Ok(CommandResult {
+        exit_code: status.and_then(|s| s.code()),
+        timed_out,
+        output_tail,
+        total_bytes,
+        sandboxed,
+    })
+}
+
+/// The `run` tool.
+pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
+    if args.command.trim().is_empty() || args.command.contains('\0') {
+        return ToolOutcome::failed(
+            OutcomeKind::BadArguments,
+            "error: bad arguments for run: `command` must be a non-empty shell command without NUL bytes".into(),
+        );
+    }
+    let limits = ws.limits();
+    let timeout = args
+        .timeout_s
+        .map(|s| Duration::from_secs(s.max(1)).min(limits.command_timeout))
+        .unwrap_or(limits.command_timeout);
+    let spec = ShellCommand {
+        command: args.command.clone(),
+        cwd: ws.root().to_path_buf(),
+        timeout,
+        cap_bytes: limits.output_cap_bytes,
+        sandbox_writable: limits.sandbox.then(|| ws.writable_dirs()),
+        tmpdir: ws.tmpdir().map(std::path::Path::to_path_buf),
+    };
+    match run_shell(&spec).await {
+        Ok(result) => outcome(&result, timeout, limits.output_cap_bytes),
+        Err(e) => ToolOutcome::failed(OutcomeKind::ToolError, format!("error: {e}")),
+    }
+}
+
+fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome {
+    let mut head = match (result.timed_out, result.exit_code) {
+        (true, _) => format!(
+            "timed out after {}s; the command and its children were killed\n",
+            timeout.as_secs()
+        ),
+        (false, Some(code)) => format!("exit code: {code}\n"),
+        (false, None) => "killed by a signal\n".to_string(),
+    };
+    if result.total_bytes > cap as u64 {
+        head.push_str(&format!(
+            "[output was {} bytes; showing the last {}]\n",
+            result.total_bytes,
+            result.output_tail.len()
+        ));
+    }
+    if result.total_bytes == 0 {
+        head.push_str("(no output)");
+    }
+    let output = format!("{head}{}", result.output_tail);
+    ToolOutcome {
+        ok: result.success(),
+        output,
+        kind: if result.timed_out {
+            OutcomeKind::TimedOut
+        } else if result.success() {
+            OutcomeKind::Ok
+        } else {
+            OutcomeKind::ToolError
+        },
+        writes: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_end_and_counts_everything() {
+        let mut t = Tail {
+            cap: 10,
+            ..Tail::default()
+        };
+        for i in 0..100u8 {
+            t.push(&[b'a' + (i % 26)]);
+        }
+        assert_eq!(t.total, 100);
+        let expected: String = (90..100u8).map(|i| (b'a' + (i % 26)) as char).collect();
+        assert_eq!(t.text(), expected);
+    }
+
+    #[test]
+    fn the_tail_never_starts_inside_a_character() {
+        let mut t = Tail {
+            cap: 4,
+            ..Tail::default()
+        };
+        t.push("ééé".as_bytes()); // 6 bytes; the last 4 are `é` + `é`
+        assert_eq!(t.text(), "éé");
+        t.push(b"x"); // last 4 bytes start inside the second `é`
+        assert_eq!(t.text(), "éx");
+    }
+}
