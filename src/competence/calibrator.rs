@@ -126,21 +126,20 @@ impl Platt {
             let det = haa * hbb - hab * hab;
             let da = (hbb * ga - hab * gb) / det;
             let db = (haa * gb - hab * ga) / det;
+            // Full Newton steps near the optimum; halve only while the loss clearly rises.
             let mut step = 1.0;
-            let mut improved = false;
-            while step > 1e-10 {
+            loop {
                 let (na, nb) = (a - step * da, b - step * db);
                 let l = loss(na, nb);
-                if l <= current {
+                if l <= current + 1e-12 * current.abs().max(1.0) || step < 1e-10 {
                     a = na;
                     b = nb;
-                    improved = current - l > 0.0;
                     current = l;
                     break;
                 }
                 step /= 2.0;
             }
-            if !improved {
+            if (step * da).abs().max((step * db).abs()) < 1e-13 {
                 break;
             }
         }

@@ -47,11 +47,14 @@ impl LlrLaw {
         if atoms.is_empty() {
             return bad("needs at least one atom");
         }
-        if atoms.iter().any(|a| {
-            !(a.llr.is_finite() && a.llr.abs() <= MAX_ATOM_LLR)
-                || !(a.p1.is_finite() && a.p1 >= 0.0)
-                || !(a.p0.is_finite() && a.p0 >= 0.0)
-        }) {
+        let atom_ok = |a: &LlrAtom| {
+            let probability = |p: f64| p.is_finite() && p >= 0.0;
+            a.llr.is_finite()
+                && a.llr.abs() <= MAX_ATOM_LLR
+                && probability(a.p1)
+                && probability(a.p0)
+        };
+        if !atoms.iter().all(atom_ok) {
             return bad("atoms need finite llr and non-negative probabilities");
         }
         let s1: f64 = atoms.iter().map(|a| a.p1).sum();
@@ -145,6 +148,17 @@ impl LlrLaw {
     /// probability-weighted mean llr of what it absorbed.
     pub fn coarsen(mut self, max_atoms: usize) -> LlrLaw {
         self.atoms.retain(|a| a.p1 > 0.0 || a.p0 > 0.0);
+        // Atoms at the same llr are one outcome as far as the belief is concerned.
+        self.atoms.sort_by(|a, b| a.llr.total_cmp(&b.llr));
+        self.atoms.dedup_by(|next, kept| {
+            if next.llr == kept.llr {
+                kept.p1 += next.p1;
+                kept.p0 += next.p0;
+                true
+            } else {
+                false
+            }
+        });
         let max_atoms = max_atoms.max(1);
         if self.atoms.len() <= max_atoms {
             return self;
@@ -363,7 +377,7 @@ pub fn solve_visiting(
 
     for t in (0..horizon).rev() {
         transition.expect(&value, &mut cont);
-        let can_stop = (t as u64).is_multiple_of(spec.stride);
+        let can_stop = (t as u64) % spec.stride == 0;
         for i in 0..n {
             cont[i] += kappa;
             gap[i] = cont[i] - escalate;

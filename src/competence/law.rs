@@ -37,9 +37,7 @@ impl Calibration {
     fn convolved(&self, kinds: impl Iterator<Item = SignalKind>, max_atoms: usize) -> LlrLaw {
         let mut law = LlrLaw::no_evidence();
         for kind in kinds {
-            if let Some(l) = self.signals.get(&kind)
-                && let Ok(signal) = self.signal_law(l)
-            {
+            if let Some(Ok(signal)) = self.signals.get(&kind).map(|l| self.signal_law(l)) {
                 law = law.convolve(&signal, max_atoms);
             }
         }

@@ -63,7 +63,12 @@ fn normalised(p: &[f64], name: &str) -> Result<Vec<f64>, CompetenceError> {
     if (total - 1.0).abs() > 1e-6 {
         return Err(invalid(format!("likelihood {name} sums to {total}, not 1")));
     }
-    Ok(p.iter().map(|x| x / total).collect())
+    // Renormalise only what is visibly off, so a value read back from JSON is unchanged.
+    if (total - 1.0).abs() > 1e-12 {
+        Ok(p.iter().map(|x| x / total).collect())
+    } else {
+        Ok(p.to_vec())
+    }
 }
 
 impl Likelihood {
@@ -187,16 +192,14 @@ pub(crate) fn equal_mass_edges(sorted: &[f64], bins: usize) -> Vec<f64> {
     let n = sorted.len();
     let mut edges: Vec<f64> = Vec::new();
     for k in 1..bins {
-        let i = (k * n) / bins;
-        if i == 0 || i >= n {
-            continue;
-        }
+        // The first boundary between distinct values at or after the k-th quantile.
+        let Some(i) = (((k * n) / bins).max(1)..n).find(|&i| sorted[i - 1] < sorted[i]) else {
+            break;
+        };
         let (lo, hi) = (sorted[i - 1], sorted[i]);
-        if lo < hi {
-            let cut = lo + (hi - lo) / 2.0;
-            if edges.last().is_none_or(|last| *last < cut) {
-                edges.push(cut);
-            }
+        let cut = lo + (hi - lo) / 2.0;
+        if edges.last().is_none_or(|last| *last < cut) {
+            edges.push(cut);
         }
     }
     edges

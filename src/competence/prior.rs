@@ -21,8 +21,10 @@ use super::likelihood::Likelihood;
 /// π₀ of the prior: a small junior on routine repository tasks succeeds more often than not.
 pub const PRIOR_SUCCESS_RATE: f64 = 0.7;
 
-/// (signal, interior edges, failure-session frequencies f₀, log-ratios d) of the token signals.
-const TOKEN_TABLES: [(SignalKind, &[f64], &[f64], &[f64]); 3] = [
+/// (signal, interior edges, failure-session frequencies f₀, log-ratios d) of one token signal.
+type TokenTable = (SignalKind, &'static [f64], &'static [f64], &'static [f64]);
+
+const TOKEN_TABLES: [TokenTable; 3] = [
     (
         SignalKind::Entropy,
         &[0.05, 0.3, 0.7, 1.2, 2.0],
@@ -47,11 +49,11 @@ const TOKEN_TABLES: [(SignalKind, &[f64], &[f64], &[f64]); 3] = [
 ///
 /// Low base rates keep the (positive) evidence of a fact's *absence* below 0.003 per step.
 const STEP_TABLES: [(SignalKind, f64, f64); 5] = [
-    (SignalKind::ToolError, 0.01, -0.25),
-    (SignalKind::PatchRejected, 0.01, -0.35),
-    (SignalKind::CheckFailed, 0.01, -0.5),
-    (SignalKind::RepeatedAction, 0.01, -0.4),
-    (SignalKind::NoDiff, 0.01, -0.1),
+    (SignalKind::ToolError, 0.003, -0.25),
+    (SignalKind::PatchRejected, 0.003, -0.35),
+    (SignalKind::CheckFailed, 0.003, -0.5),
+    (SignalKind::RepeatedAction, 0.003, -0.4),
+    (SignalKind::NoDiff, 0.003, -0.1),
 ];
 
 impl Calibration {
