@@ -49,6 +49,12 @@ impl SignalKind {
         )
     }
 
+    /// Position in [`SignalKind::ALL`], so per-signal tables are plain arrays (no hashing
+    /// on the per-token path).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// Stable snake_case name, as in logs and calibration files.
     pub fn name(self) -> &'static str {
         match self {
@@ -74,4 +80,77 @@ pub struct EvidenceTerm {
     pub signal: SignalKind,
     pub value: f64,
     pub llr: f64,
+}
+
+/// One raw observation of a signal, before any calibration turns it into a log-likelihood
+/// ratio. Trajectories store these so a session can be re-scored under another calibration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub signal: SignalKind,
+    pub value: f64,
+}
+
+/// What the agent found out about one finished step.
+///
+/// The caller detects these facts (it owns tools and the repository); the judge only turns
+/// them into evidence. Every step reports all five, present or absent, because a step that
+/// went well is also (weak) evidence once a calibration has learned it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepFacts {
+    pub tool_error: bool,
+    pub patch_rejected: bool,
+    pub check_failed: bool,
+    pub repeated_action: bool,
+    pub no_diff: bool,
+}
+
+impl StepFacts {
+    /// The step signals in [`SignalKind::ALL`] order, each 1.0 when present and 0.0 when absent.
+    pub fn observations(&self) -> [Observation; 5] {
+        let obs = |signal, present: bool| Observation {
+            signal,
+            value: if present { 1.0 } else { 0.0 },
+        };
+        [
+            obs(SignalKind::ToolError, self.tool_error),
+            obs(SignalKind::PatchRejected, self.patch_rejected),
+            obs(SignalKind::CheckFailed, self.check_failed),
+            obs(SignalKind::RepeatedAction, self.repeated_action),
+            obs(SignalKind::NoDiff, self.no_diff),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_matches_the_position_in_all() {
+        for (i, kind) in SignalKind::ALL.iter().enumerate() {
+            assert_eq!(kind.index(), i);
+        }
+    }
+
+    #[test]
+    fn step_observations_mark_exactly_the_present_facts() {
+        let facts = StepFacts {
+            patch_rejected: true,
+            no_diff: true,
+            ..StepFacts::default()
+        };
+        let present: Vec<SignalKind> = facts
+            .observations()
+            .iter()
+            .filter(|o| o.value == 1.0)
+            .map(|o| o.signal)
+            .collect();
+        assert_eq!(present, vec![SignalKind::PatchRejected, SignalKind::NoDiff]);
+        assert!(
+            facts
+                .observations()
+                .iter()
+                .all(|o| !o.signal.is_token_signal())
+        );
+    }
 }

@@ -1,3 +1,52 @@
 //! The judge: signals → belief B_t → threshold τ_t. Pure: no I/O, no async, no clocks.
+//!
+//! - [`signals`]: entropy, margin and surprise of one token from its top-k logprobs;
+//! - [`evidence`]: the names of all evidence, step facts, raw observations;
+//! - [`likelihood`]: per-signal smoothed histograms f₁, f₀;
+//! - [`calibrator`]: Platt, isotonic and equal-mass maps from log-odds to probability;
+//! - [`calibration`]: all of the above in one versioned JSON value, and the built-in prior;
+//! - [`belief`]: the O(1) log-odds recursion and the per-session [`Judge`];
+//! - [`trajectory`], [`fit`]: labelled sessions, scoring and fitting;
+//! - [`threshold`], [`dp`], [`law`]: constant, myopic and optimal thresholds.
 
+pub mod belief;
+pub mod calibration;
+pub mod calibrator;
+pub mod dp;
 pub mod evidence;
+pub mod fit;
+pub mod law;
+pub mod likelihood;
+mod prior;
+pub mod signals;
+pub mod threshold;
+pub mod trajectory;
+
+#[cfg(test)]
+mod properties;
+
+pub use belief::{Belief, Judge, Reading};
+pub use calibration::{CALIBRATION_VERSION, Calibration};
+pub use calibrator::{CalibrationMap, EqualMassBins, Isotonic, MapKind, Platt, ScoreRow};
+pub use dp::{DpSpec, LlrAtom, LlrLaw, OptimalSchedule, solve, solve_visiting};
+pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
+pub use fit::{FitOptions, FitReport, fit};
+pub use likelihood::Likelihood;
+pub use prior::PRIOR_SUCCESS_RATE;
+pub use signals::{TokenSignals, token_signals};
+pub use threshold::{RouteCost, StopCosts, Threshold, myopic};
+pub use trajectory::Trajectory;
+
+/// What can go wrong in the judge's pure code: bad inputs, bad files, too little data.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompetenceError {
+    #[error(
+        "calibration file has version {found}, this build reads version {supported}; \
+         re-run `handoff calibrate` or upgrade handoff"
+    )]
+    UnsupportedVersion { found: u64, supported: u32 },
+    #[error("invalid: {0}")]
+    Invalid(String),
+    #[error("not enough data: {0}")]
+    NotEnoughData(String),
+}

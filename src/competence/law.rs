@@ -1,0 +1,170 @@
+//! Per-tick evidence laws of a [`Calibration`], for planning the optimal schedule.
+//!
+//! The DP needs the law of one tick's belief increment given Y. A calibration can give it
+//! two ways: from its own histograms (convolving the token signals as if independent —
+//! the same naive-Bayes assumption the belief makes, before tempering corrects it), or
+//! empirically from labelled trajectories scored under it (no independence assumed).
+//! Increments are on the calibrated log-odds scale: c·Σ llr times the map's slope.
+
+use super::CompetenceError;
+use super::calibration::Calibration;
+use super::dp::{LlrAtom, LlrLaw, MAX_ATOM_LLR};
+use super::evidence::SignalKind;
+use super::likelihood::Likelihood;
+use super::trajectory::Trajectory;
+
+impl Calibration {
+    /// How far one unit of summed llr moves the calibrated log-odds.
+    fn belief_scale(&self) -> f64 {
+        self.tempering * self.map.slope()
+    }
+
+    fn signal_law(&self, likelihood: &Likelihood) -> Result<LlrLaw, CompetenceError> {
+        let scale = self.belief_scale();
+        let atoms = likelihood
+            .llrs()
+            .iter()
+            .zip(likelihood.p1().iter().zip(likelihood.p0()))
+            .map(|(l, (p1, p0))| LlrAtom {
+                llr: (scale * l).clamp(-MAX_ATOM_LLR, MAX_ATOM_LLR),
+                p1: *p1,
+                p0: *p0,
+            })
+            .collect();
+        LlrLaw::new(atoms)
+    }
+
+    fn convolved(&self, kinds: impl Iterator<Item = SignalKind>, max_atoms: usize) -> LlrLaw {
+        let mut law = LlrLaw::no_evidence();
+        for kind in kinds {
+            if let Some(Ok(signal)) = self.signals.get(&kind).map(|l| self.signal_law(l)) {
+                law = law.convolve(&signal, max_atoms);
+            }
+        }
+        law
+    }
+
+    /// The law of one token's evidence (entropy, margin, surprise convolved).
+    pub fn token_law(&self, max_atoms: usize) -> LlrLaw {
+        self.convolved(
+            SignalKind::ALL.into_iter().filter(|k| k.is_token_signal()),
+            max_atoms,
+        )
+    }
+
+    /// The law of one step's evidence (all five facts convolved).
+    pub fn step_law(&self, max_atoms: usize) -> LlrLaw {
+        self.convolved(
+            SignalKind::ALL.into_iter().filter(|k| !k.is_token_signal()),
+            max_atoms,
+        )
+    }
+
+    /// A tick's law when a step ends on a tick with probability `step_probability` (about
+    /// one over the mean tokens per step).
+    pub fn per_tick_law(&self, step_probability: f64, max_atoms: usize) -> LlrLaw {
+        let token = self.token_law(max_atoms);
+        let with_step = token.convolve(&self.step_law(max_atoms), max_atoms);
+        token.mix(&with_step, step_probability, max_atoms)
+    }
+
+    /// The empirical law of a tick's increment over labelled trajectories scored under this
+    /// calibration (tick 0 included); every tick counts once.
+    pub fn empirical_tick_law(
+        &self,
+        trajectories: &[Trajectory],
+        max_atoms: usize,
+    ) -> Result<LlrLaw, CompetenceError> {
+        let slope = self.map.slope();
+        let mut steps: Vec<(f64, bool)> = Vec::new();
+        for t in trajectories {
+            let Some(label) = t.label else { continue };
+            let path = self.score_log_odds(t);
+            let mut previous = self.prior_log_odds();
+            for l in path {
+                let d = (slope * (l - previous)).clamp(-MAX_ATOM_LLR, MAX_ATOM_LLR);
+                steps.push((d, label));
+                previous = l;
+            }
+        }
+        let n1 = steps.iter().filter(|s| s.1).count() as f64;
+        let n0 = steps.len() as f64 - n1;
+        if n1 == 0.0 || n0 == 0.0 {
+            return Err(CompetenceError::NotEnoughData(
+                "an empirical law needs ticks of successful and failed sessions".into(),
+            ));
+        }
+        steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut atoms: Vec<LlrAtom> = Vec::new();
+        for (d, label) in steps {
+            let (p1, p0) = if label {
+                (1.0 / n1, 0.0)
+            } else {
+                (0.0, 1.0 / n0)
+            };
+            match atoms.last_mut() {
+                Some(a) if a.llr == d => {
+                    a.p1 += p1;
+                    a.p0 += p0;
+                }
+                _ => atoms.push(LlrAtom { llr: d, p1, p0 }),
+            }
+        }
+        Ok(LlrLaw::new(atoms)?.coarsen(max_atoms))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::competence::evidence::{Observation, StepFacts};
+
+    fn mean(law: &LlrLaw, one: bool) -> f64 {
+        law.atoms()
+            .iter()
+            .map(|a| a.llr * if one { a.p1 } else { a.p0 })
+            .sum()
+    }
+
+    #[test]
+    fn the_prior_token_law_drifts_up_for_successes_and_down_for_failures() {
+        let law = Calibration::prior().token_law(64);
+        let s1: f64 = law.atoms().iter().map(|a| a.p1).sum();
+        assert!((s1 - 1.0).abs() < 1e-9);
+        assert!(law.atoms().len() <= 64);
+        // E[llr | Y=1] = KL(f₁‖f₀) > 0 > −KL(f₀‖f₁) = E[llr | Y=0] for a consistent law.
+        assert!(mean(&law, true) > 0.0 && mean(&law, false) < 0.0);
+        let tick = Calibration::prior().per_tick_law(0.01, 64);
+        assert!(mean(&tick, false) < mean(&law, false));
+    }
+
+    #[test]
+    fn the_empirical_law_counts_every_tick_once() {
+        let cal = Calibration::prior();
+        let mut ok = Trajectory::new(Some(true));
+        let mut bad = Trajectory::new(Some(false));
+        for _ in 0..3 {
+            ok.push_tick(&[]);
+            bad.push_tick(&[Observation {
+                signal: SignalKind::Entropy,
+                value: 3.0,
+            }]);
+        }
+        bad.push_step(&StepFacts {
+            tool_error: true,
+            ..StepFacts::default()
+        });
+        let law = cal.empirical_tick_law(&[ok, bad], 16).expect("law");
+        // Successes: 4 ticks (0..=3), all zero increments.
+        let zero = law
+            .atoms()
+            .iter()
+            .find(|a| a.llr == 0.0)
+            .expect("zero atom");
+        assert!((zero.p1 - 1.0).abs() < 1e-12);
+        // Failures: tick 0 zero, ticks 1, 2 entropy only, tick 3 entropy + step.
+        assert!((zero.p0 - 0.25).abs() < 1e-12);
+        assert_eq!(law.atoms().len(), 3);
+        assert!(cal.empirical_tick_law(&[], 16).is_err());
+    }
+}

@@ -1,0 +1,125 @@
+//! The built-in calibration used before any labelled session exists.
+//!
+//! This is a *prior*, hand-set to be plausible, not a fit to data: it encodes only the
+//! direction of each signal (uncertain tokens and failed steps lower the belief) and keeps
+//! every per-token effect tiny, because a session has thousands of strongly dependent
+//! tokens and summing them at face value would make any long session collapse. Replace it
+//! with `handoff calibrate` output as soon as labelled sessions exist.
+//!
+//! Each likelihood is built from hand-set failure-session bin frequencies f₀ and per-bin
+//! log-ratios d: f₁ ∝ f₀·e^d, renormalised (so the stored ratios differ from d by one
+//! constant of a few 10⁻⁴). Tempering c = 1 and the identity map: the numbers here are the
+//! effects themselves.
+
+use std::collections::BTreeMap;
+
+use super::calibration::Calibration;
+use super::calibrator::CalibrationMap;
+use super::evidence::SignalKind;
+use super::likelihood::Likelihood;
+
+/// π₀ of the prior: a small junior on routine repository tasks succeeds more often than not.
+pub const PRIOR_SUCCESS_RATE: f64 = 0.7;
+
+/// (signal, interior edges, failure-session frequencies f₀, log-ratios d) of one token signal.
+type TokenTable = (SignalKind, &'static [f64], &'static [f64], &'static [f64]);
+
+const TOKEN_TABLES: [TokenTable; 3] = [
+    (
+        SignalKind::Entropy,
+        &[0.05, 0.3, 0.7, 1.2, 2.0],
+        &[0.53, 0.17, 0.12, 0.085, 0.06, 0.035],
+        &[0.0, 0.0, -0.0002, -0.0005, -0.0008, -0.0012],
+    ),
+    (
+        SignalKind::Margin,
+        &[0.1, 0.3, 0.6, 0.9],
+        &[0.04, 0.07, 0.115, 0.2, 0.575],
+        &[-0.0012, -0.0008, -0.0004, 0.0, 0.0],
+    ),
+    (
+        SignalKind::Surprise,
+        &[0.05, 0.3, 1.0, 2.5],
+        &[0.58, 0.17, 0.12, 0.075, 0.055],
+        &[0.0, 0.0, -0.0003, -0.0006, -0.0012],
+    ),
+];
+
+/// (signal, per-step rate in successful sessions, log-ratio when present).
+///
+/// Low base rates keep the (positive) evidence of a fact's *absence* below 0.003 per step.
+const STEP_TABLES: [(SignalKind, f64, f64); 5] = [
+    (SignalKind::ToolError, 0.003, -0.25),
+    (SignalKind::PatchRejected, 0.003, -0.35),
+    (SignalKind::CheckFailed, 0.003, -0.5),
+    (SignalKind::RepeatedAction, 0.003, -0.4),
+    (SignalKind::NoDiff, 0.003, -0.1),
+];
+
+impl Calibration {
+    /// The documented default for first use; see the module docs. It is a prior, not a fit.
+    pub fn prior() -> Calibration {
+        let mut signals = BTreeMap::new();
+        for (signal, edges, f0, d) in TOKEN_TABLES {
+            let weighted: Vec<f64> = f0.iter().zip(d).map(|(p, d)| p * d.exp()).collect();
+            let z: f64 = weighted.iter().sum();
+            let f1 = weighted.iter().map(|w| w / z).collect();
+            // The tables are constants checked by the tests below.
+            if let Ok(l) = Likelihood::new(edges.to_vec(), f1, f0.to_vec()) {
+                signals.insert(signal, l);
+            }
+        }
+        for (signal, p1, present_llr) in STEP_TABLES {
+            let p0 = p1 / present_llr.exp();
+            if let Ok(l) = Likelihood::binary(p1, p0) {
+                signals.insert(signal, l);
+            }
+        }
+        Calibration {
+            prior: PRIOR_SUCCESS_RATE,
+            tempering: 1.0,
+            signals,
+            map: CalibrationMap::Identity,
+            source: "built-in prior (hand-set, not fitted)".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prior_has_every_signal_and_is_valid() {
+        let c = Calibration::prior();
+        c.validate().expect("valid");
+        for kind in SignalKind::ALL {
+            assert!(c.signals.contains_key(&kind), "{kind:?} missing");
+        }
+    }
+
+    #[test]
+    fn every_prior_effect_points_the_documented_way() {
+        let c = Calibration::prior();
+        let llr = |k: SignalKind, v: f64| c.signals[&k].llr(v);
+        // Uncertain tokens lower the belief, confident ones raise it, all by < 0.002.
+        assert!(llr(SignalKind::Entropy, 3.0) < 0.0 && llr(SignalKind::Entropy, 0.0) > 0.0);
+        assert!(llr(SignalKind::Margin, 0.0) < 0.0 && llr(SignalKind::Margin, 1.0) > 0.0);
+        assert!(llr(SignalKind::Surprise, 5.0) < 0.0 && llr(SignalKind::Surprise, 0.0) > 0.0);
+        for k in [
+            SignalKind::Entropy,
+            SignalKind::Margin,
+            SignalKind::Surprise,
+        ] {
+            assert!(
+                c.signals[&k].llrs().iter().all(|l| l.abs() < 0.002),
+                "{k:?}"
+            );
+        }
+        for (k, _, present) in STEP_TABLES {
+            assert!((llr(k, 1.0) - present).abs() < 1e-12, "{k:?}");
+            let absent = llr(k, 0.0);
+            assert!(absent > 0.0 && absent < 0.003, "{k:?} absent {absent}");
+        }
+    }
+}
