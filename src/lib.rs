@@ -5,5 +5,6 @@
 
 pub mod competence;
 pub mod config;
+pub mod demo;
 pub mod event;
 pub mod llm;

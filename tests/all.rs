@@ -1,0 +1,3 @@
+//! The one integration-test binary: one `mod` per area.
+
+mod llm;
