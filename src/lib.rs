@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod competence;
 pub mod config;
+pub mod demo;
 pub mod event;
 pub mod llm;
 pub mod metrics;

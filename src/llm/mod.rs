@@ -1,4 +1,31 @@
 //! OpenAI-compatible streaming chat client: token + logprob deltas, tool-call assembly,
 //! cancellation, retry, cost. Knows nothing of beliefs.
+//!
+//! Requests go through async-openai's `byot` streaming call with our own body
+//! ([`request`]) and our own lenient chunk reading ([`chunk`], [`decode`]), on an HTTP
+//! service that sends each request exactly once ([`transport`]). The quirks of real servers
+//! this tolerates, each covered by a test in `tests/llm/`:
+//!
+//! - OpenAI: `top_logprobs: []` at k = 0, `logprobs: null` on the final chunk, a final
+//!   usage chunk with empty `choices`.
+//! - vLLM: logprobs on every chunk (tool-call and empty-delta chunks too), alternatives
+//!   unsorted and including the chosen token, −9999 for −∞, extra fields (`stop_reason`,
+//!   `token_ids`, `reasoning`).
+//! - llama.cpp server: rejects `logprobs` with tools when streaming (the client retries
+//!   with `n_probs`), post-sampling `prob`/`top_probs`, an extra `id` per token.
+//! - Ollama: `top_logprobs` omitted at k = 0, a tool call whole in one chunk.
+//! - LM Studio: logprobs silently absent (one `no_logprobs` warning, never an error).
+//! - OpenRouter: `: OPENROUTER PROCESSING` comment lines, errors inside HTTP-200 streams.
+//! - Unknown enum values (`service_tier: "on_demand"`, new finish reasons), `null` logprobs.
 
+pub mod chunk;
+pub mod client;
+pub mod decode;
+pub mod error;
+pub mod request;
+pub mod transport;
 pub mod types;
+
+pub use client::{Client, DeltaStream};
+pub use error::LlmError;
+pub use types::{ChatRequest, Delta, FunctionCall, Message, ToolCall, ToolSpec, Usage};

@@ -1,0 +1,312 @@
+//! One OpenAI-compatible endpoint: streamed completions, retry timing, cost.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig;
+use futures::{Stream, StreamExt};
+use rand::Rng;
+use serde_json::Value;
+
+use super::decode::StreamDecoder;
+use super::error::LlmError;
+use super::request::{self, LogprobMode};
+use super::transport::{self, SingleAttempt};
+use super::types::{ChatRequest, Delta, Usage};
+use crate::config::ModelConfig;
+
+/// The parsed deltas of one response. Dropping it closes the HTTP connection.
+pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<Delta, LlmError>> + Send>>;
+
+/// The `kind` of the warning sent when llama.cpp's refusal of logprobs with tools made the
+/// client switch to `n_probs`.
+pub const LOGPROBS_WITH_TOOLS_REJECTED: &str = "logprobs_with_tools_rejected";
+
+/// First retry delay before jitter; doubles per attempt.
+const BACKOFF_BASE: Duration = Duration::from_millis(500);
+/// Longest computed backoff.
+const BACKOFF_CAP: Duration = Duration::from_secs(20);
+/// A `Retry-After` longer than this is not waited for: the caller should fall back instead.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(120);
+
+type RawEvents =
+    Pin<Box<dyn Stream<Item = Result<Value, async_openai::error::OpenAIError>> + Send>>;
+
+/// A streaming client for one endpoint (junior or senior).
+#[derive(Clone)]
+pub struct Client {
+    api: async_openai::Client<OpenAIConfig>,
+    http: reqwest::Client,
+    cfg: ModelConfig,
+    api_key: Option<String>,
+    /// Set once the server refused `logprobs` together with tools (llama.cpp); later
+    /// requests with tools then ask for `n_probs` straight away.
+    tools_logprobs_rejected: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.cfg.base_url)
+            .field("model", &self.cfg.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Reads the API key from the env var named by `api_key_env` (never logs it).
+    pub fn new(cfg: &ModelConfig) -> Result<Client, LlmError> {
+        let api_key = match &cfg.api_key_env {
+            None => None,
+            Some(var) => {
+                let key = std::env::var(var).map_err(|_| LlmError::Config {
+                    message: format!("environment variable {var} (api_key_env) is not set"),
+                })?;
+                // async-openai would panic on a key that is not a valid header value.
+                if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(LlmError::Config {
+                        message: format!(
+                            "environment variable {var} does not hold a usable API key"
+                        ),
+                    });
+                }
+                Some(key)
+            }
+        };
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs_f64(cfg.connect_timeout_s))
+            .build()
+            .map_err(|e| LlmError::Config {
+                message: format!("cannot build the HTTP client: {e}"),
+            })?;
+        // Every field is set explicitly: OpenAIConfig's defaults read OPENAI_* variables,
+        // which must not leak a key meant for one endpoint to another.
+        let config = OpenAIConfig::new()
+            .with_api_base(cfg.base_url.trim_end_matches('/'))
+            .with_api_key(api_key.clone().unwrap_or_default())
+            .with_org_id("")
+            .with_project_id("");
+        let api = async_openai::Client::with_config(config)
+            .with_http_client(http.clone())
+            .with_http_service(SingleAttempt::new(http.clone()));
+        Ok(Client {
+            api,
+            http,
+            cfg: cfg.clone(),
+            api_key,
+            tools_logprobs_rejected: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    pub fn model(&self) -> &str {
+        &self.cfg.model
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.cfg
+    }
+
+    /// One attempt: sends the request, returns the parsed delta stream.
+    ///
+    /// Does not retry faults (the caller logs each and asks [`Client::retry_delay`]), with
+    /// one exception that is a property of the server, not a fault: llama.cpp rejects
+    /// `logprobs` together with tools when streaming, so that 4xx is answered at once by
+    /// the same request with its native `n_probs`, announced by a `Delta::Warning`.
+    pub async fn stream_once(&self, req: &ChatRequest) -> Result<DeltaStream, LlmError> {
+        let configured = LogprobMode::from_config(&self.cfg);
+        let use_n_probs = !req.tools.is_empty()
+            && configured.requested()
+            && self.tools_logprobs_rejected.load(Ordering::Relaxed);
+        let mode = if use_n_probs {
+            n_probs_mode(&self.cfg)
+        } else {
+            configured
+        };
+        match self.open(req, mode).await {
+            Ok(events) => Ok(self.deltas(events, mode, Vec::new())),
+            Err(e)
+                if matches!(mode, LogprobMode::OpenAi { .. })
+                    && !req.tools.is_empty()
+                    && rejects_logprobs_with_tools(&e) =>
+            {
+                self.tools_logprobs_rejected.store(true, Ordering::Relaxed);
+                let fallback = n_probs_mode(&self.cfg);
+                let events = self.open(req, fallback).await?;
+                let warning = Delta::Warning {
+                    kind: LOGPROBS_WITH_TOOLS_REJECTED.into(),
+                    message: format!(
+                        "the server rejected logprobs together with tools ({e}); retried with \
+                         llama.cpp's n_probs instead"
+                    ),
+                };
+                Ok(self.deltas(events, fallback, vec![warning]))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// How long to wait before attempt `attempt + 1` after attempt `attempt` (1-based)
+    /// failed with `err`; `None` means give up. Bounded by `max_retries`; jittered so that
+    /// several clients do not retry in step; a 429's `Retry-After` is a lower bound.
+    pub fn retry_delay(&self, err: &LlmError, attempt: u32) -> Option<Duration> {
+        if !err.retryable() || attempt == 0 || attempt > self.cfg.max_retries {
+            return None;
+        }
+        let mut rng = rand::rng();
+        if let LlmError::RateLimited {
+            retry_after: Some(after),
+            ..
+        } = err
+        {
+            if *after > RETRY_AFTER_CAP {
+                return None;
+            }
+            let spread = after.as_secs_f64() * 0.1 + 0.05;
+            return Some(*after + Duration::from_secs_f64(rng.random_range(0.0..spread)));
+        }
+        let exp = BACKOFF_BASE.saturating_mul(1u32 << (attempt - 1).min(16));
+        let full = exp.min(BACKOFF_CAP).as_secs_f64();
+        Some(Duration::from_secs_f64(rng.random_range(full / 2.0..=full)))
+    }
+
+    /// USD for a usage under this endpoint's prices.
+    pub fn cost(&self, usage: Usage) -> f64 {
+        (usage.prompt_tokens as f64 * self.cfg.price_input_per_mtok
+            + usage.completion_tokens as f64 * self.cfg.price_output_per_mtok)
+            / 1e6
+    }
+
+    /// Model ids the server lists under `GET /models`.
+    pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        let url = format!("{}/models", self.cfg.base_url.trim_end_matches('/'));
+        let mut get = self.http.get(&url);
+        if let Some(key) = &self.api_key {
+            get = get.bearer_auth(key);
+        }
+        let response = tokio::time::timeout(self.idle(), get.send())
+            .await
+            .map_err(|_| LlmError::Timeout {
+                message: format!("no answer from {url}"),
+            })?
+            .map_err(|e| transport::classify_reqwest(&e, &url))?;
+        if !response.status().is_success() {
+            let f = transport::failure(response).await;
+            return Err(LlmError::from_status(f.status, f.retry_after, &f.body));
+        }
+        let list: Value = response.json().await.map_err(|e| LlmError::Protocol {
+            message: format!("GET /models returned something other than JSON: {e}"),
+        })?;
+        let ids = list
+            .get("data")
+            .and_then(Value::as_array)
+            .map(|data| {
+                data.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(ids)
+    }
+
+    fn idle(&self) -> Duration {
+        Duration::from_secs_f64(self.cfg.idle_timeout_s)
+    }
+
+    async fn open(&self, req: &ChatRequest, mode: LogprobMode) -> Result<RawEvents, LlmError> {
+        let body = request::body(&self.cfg, req, mode);
+        let chat = self.api.chat();
+        let opened = tokio::time::timeout(self.idle(), chat.create_stream_byot(body)).await;
+        match opened {
+            Err(_) => Err(LlmError::Timeout {
+                message: format!(
+                    "no response headers within {:.0} s",
+                    self.cfg.idle_timeout_s
+                ),
+            }),
+            Ok(Err(e)) => Err(transport::classify(e, &self.cfg.base_url)),
+            Ok(Ok(events)) => Ok(events),
+        }
+    }
+
+    fn deltas(&self, events: RawEvents, mode: LogprobMode, first: Vec<Delta>) -> DeltaStream {
+        let top_k = match mode {
+            LogprobMode::Off => 0,
+            LogprobMode::OpenAi { top } => usize::from(top),
+            LogprobMode::NProbs { .. } => usize::from(self.cfg.top_logprobs),
+        };
+        let state = Decoding {
+            events,
+            decoder: StreamDecoder::new(mode.requested(), top_k),
+            pending: first.into(),
+            idle: self.idle(),
+            url: self.cfg.base_url.clone(),
+            over: false,
+        };
+        Box::pin(futures::stream::unfold(state, Decoding::next))
+    }
+}
+
+/// `n_probs` asks for at least one alternative so the chosen token's probability comes back.
+fn n_probs_mode(cfg: &ModelConfig) -> LogprobMode {
+    LogprobMode::NProbs {
+        n: cfg.top_logprobs.max(1),
+    }
+}
+
+/// llama.cpp: `logprobs is not supported with tools + stream` (400, or 500 in old builds).
+fn rejects_logprobs_with_tools(e: &LlmError) -> bool {
+    match e {
+        LlmError::BadRequest { message, .. } | LlmError::Server { message, .. } => {
+            let m = message.to_lowercase();
+            m.contains("logprobs") && m.contains("tool")
+        }
+        _ => false,
+    }
+}
+
+/// The state of one delta stream.
+struct Decoding {
+    events: RawEvents,
+    decoder: StreamDecoder,
+    pending: VecDeque<Delta>,
+    idle: Duration,
+    url: String,
+    over: bool,
+}
+
+impl Decoding {
+    async fn next(mut self) -> Option<(Result<Delta, LlmError>, Decoding)> {
+        loop {
+            if let Some(d) = self.pending.pop_front() {
+                return Some((Ok(d), self));
+            }
+            if self.over {
+                return None;
+            }
+            let step = match tokio::time::timeout(self.idle, self.events.next()).await {
+                Err(_) => Err(LlmError::Timeout {
+                    message: format!("no chunk for {:.0} s", self.idle.as_secs_f64()),
+                }),
+                Ok(Some(Ok(chunk))) => self.decoder.push(&chunk),
+                Ok(Some(Err(e))) => Err(transport::classify(e, &self.url)),
+                Ok(None) => {
+                    self.over = true;
+                    self.decoder.end()
+                }
+            };
+            match step {
+                Ok(deltas) => self.pending.extend(deltas),
+                Err(e) => {
+                    self.over = true;
+                    self.pending.clear();
+                    return Some((Err(e), self));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Turns a sequence of chunks into [`Delta`]s: tokens, whole tool calls, finish, usage.
+//!
+//! Pure and synchronous so that every server quirk can be checked without I/O; the client
+//! feeds it the chunks an SSE stream delivers and forwards what it returns.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::chunk::{self, ParsedChunk, ToolFragment};
+use super::error::LlmError;
+use super::types::{Delta, FunctionCall, ToolCall, Usage};
+
+/// The `kind` of the warning sent when a server returns tokens without logprobs.
+pub const NO_LOGPROBS: &str = "no_logprobs";
+
+/// A tool call whose fragments are still arriving.
+#[derive(Debug)]
+struct OpenCall {
+    index: u32,
+    id: Option<String>,
+    kind: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+impl OpenCall {
+    fn into_call(self) -> ToolCall {
+        ToolCall {
+            id: self.id.unwrap_or_else(|| format!("call_{}", self.index)),
+            kind: self.kind.unwrap_or_else(|| "function".into()),
+            function: FunctionCall {
+                name: self.name,
+                arguments: self.arguments,
+            },
+        }
+    }
+}
+
+/// State of one response stream.
+#[derive(Debug)]
+pub struct StreamDecoder {
+    logprobs_requested: bool,
+    top_k: usize,
+    warned_no_logprobs: bool,
+    open: Vec<OpenCall>,
+    closed: BTreeSet<u32>,
+    usage: Option<Usage>,
+    finished: bool,
+}
+
+impl StreamDecoder {
+    /// `logprobs_requested` decides whether tokens without logprobs deserve a warning;
+    /// `top_k` caps the alternatives kept per token (servers may send one more).
+    pub fn new(logprobs_requested: bool, top_k: usize) -> Self {
+        StreamDecoder {
+            logprobs_requested,
+            top_k,
+            warned_no_logprobs: false,
+            open: Vec::new(),
+            closed: BTreeSet::new(),
+            usage: None,
+            finished: false,
+        }
+    }
+
+    /// Whether a finish reason has been seen.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Deltas for one chunk, in order: tokens, completed tool calls, finish.
+    pub fn push(&mut self, value: &Value) -> Result<Vec<Delta>, LlmError> {
+        let parsed = chunk::parse(value);
+        if let Some(error) = &parsed.error {
+            return Err(LlmError::from_stream_error(error));
+        }
+        let mut out = Vec::new();
+        self.tokens(&parsed, &mut out);
+        for fragment in parsed.tool_fragments {
+            self.fragment(fragment, &mut out);
+        }
+        if let Some(reason) = parsed.finish_reason {
+            self.flush_calls(&mut out);
+            self.finished = true;
+            out.push(Delta::Finish(reason));
+        }
+        if let Some(usage) = parsed.usage {
+            // Cumulative where servers repeat it (vLLM's continuous usage): keep the last.
+            self.usage = Some(usage);
+        }
+        Ok(out)
+    }
+
+    /// Deltas at the end of the stream: calls still open, then usage. A stream that ends
+    /// without a finish reason was cut short.
+    pub fn end(&mut self) -> Result<Vec<Delta>, LlmError> {
+        if !self.finished {
+            return Err(LlmError::Protocol {
+                message: "the stream ended before a finish reason".into(),
+            });
+        }
+        let mut out = Vec::new();
+        self.flush_calls(&mut out);
+        if let Some(usage) = self.usage.take() {
+            out.push(Delta::Usage(usage));
+        }
+        Ok(out)
+    }
+
+    fn tokens(&mut self, parsed: &ParsedChunk, out: &mut Vec<Delta>) {
+        match &parsed.tokens {
+            Some(tokens) if !tokens.is_empty() => {
+                for t in tokens {
+                    let mut top = t.top.clone();
+                    top.truncate(self.top_k);
+                    out.push(Delta::Token {
+                        text: t.text.clone(),
+                        logprob: t.logprob,
+                        top,
+                    });
+                }
+            }
+            _ => {
+                let Some(text) = &parsed.content else {
+                    return;
+                };
+                if self.logprobs_requested && !self.warned_no_logprobs {
+                    self.warned_no_logprobs = true;
+                    out.push(Delta::Warning {
+                        kind: NO_LOGPROBS.into(),
+                        message: "the server sent tokens without logprobs; the judge uses step \
+                                  evidence only for this response"
+                            .into(),
+                    });
+                }
+                out.push(Delta::Token {
+                    text: text.clone(),
+                    logprob: None,
+                    top: Vec::new(),
+                });
+            }
+        }
+    }
+
+    fn fragment(&mut self, f: ToolFragment, out: &mut Vec<Delta>) {
+        let index = match f.index {
+            Some(i) => i,
+            // Without an index: a new id (or nothing open) starts a call, otherwise it
+            // continues the last one.
+            None => match self.open.last() {
+                Some(last) if f.id.is_none() || f.id == last.id => last.index,
+                _ => self.next_index(),
+            },
+        };
+        if self.closed.contains(&index) {
+            out.push(Delta::Warning {
+                kind: "late_tool_fragment".into(),
+                message: format!("ignored a fragment of tool call {index} after it was complete"),
+            });
+            return;
+        }
+        if !self.open.iter().any(|c| c.index == index) {
+            self.flush_calls(out);
+            self.open.push(OpenCall {
+                index,
+                id: None,
+                kind: None,
+                name: String::new(),
+                arguments: String::new(),
+            });
+        }
+        let Some(call) = self.open.iter_mut().find(|c| c.index == index) else {
+            return;
+        };
+        if call.id.is_none() {
+            call.id = f.id;
+        }
+        if call.kind.is_none() {
+            call.kind = f.kind;
+        }
+        if let Some(name) = f.name
+            && call.name.is_empty()
+        {
+            call.name = name;
+        }
+        call.arguments.push_str(&f.arguments);
+    }
+
+    fn next_index(&self) -> u32 {
+        let highest = self
+            .open
+            .iter()
+            .map(|c| c.index)
+            .chain(self.closed.iter().copied())
+            .max();
+        highest.map_or(0, |h| h.saturating_add(1))
+    }
+
+    fn flush_calls(&mut self, out: &mut Vec<Delta>) {
+        let mut open = std::mem::take(&mut self.open);
+        open.sort_by_key(|c| c.index);
+        for call in open {
+            self.closed.insert(call.index);
+            out.push(Delta::ToolCall(call.into_call()));
+        }
+    }
+}

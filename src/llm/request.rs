@@ -1,0 +1,86 @@
+//! The JSON body of one streamed chat-completions request.
+//!
+//! Built as a `serde_json::Value` rather than async-openai's typed request because servers
+//! need fields the typed request does not have (llama.cpp's `n_probs`, vLLM's
+//! `repetition_penalty` from `[junior.extra]`), and with `byot` the body is ours anyway.
+
+use serde_json::{Map, Value, json};
+
+use super::types::ChatRequest;
+use crate::config::ModelConfig;
+
+/// How token logprobs are asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogprobMode {
+    /// Not at all.
+    Off,
+    /// OpenAI's `logprobs: true, top_logprobs: k`.
+    OpenAi { top: u8 },
+    /// llama.cpp's native `n_probs`, which it accepts together with tools when streaming.
+    NProbs { n: u8 },
+}
+
+impl LogprobMode {
+    /// What the config asks for.
+    pub fn from_config(cfg: &ModelConfig) -> Self {
+        if cfg.logprobs {
+            LogprobMode::OpenAi {
+                top: cfg.top_logprobs,
+            }
+        } else {
+            LogprobMode::Off
+        }
+    }
+
+    pub fn requested(self) -> bool {
+        self != LogprobMode::Off
+    }
+}
+
+/// Fields that `extra` may not replace: overriding them would break the stream contract.
+const PROTECTED: [&str; 3] = ["messages", "stream", "tools"];
+
+/// The request body: model, messages, tools, sampling, logprobs, usage, extra fields.
+pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(cfg.model));
+    body.insert("messages".into(), json!(req.messages));
+    // byot: async-openai sends the body as is, so streaming must be asked for here.
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    body.insert("temperature".into(), json!(cfg.temperature));
+    if let Some(max) = cfg.max_tokens {
+        body.insert("max_tokens".into(), json!(max));
+    }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters,
+                }})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    match mode {
+        LogprobMode::Off => {}
+        LogprobMode::OpenAi { top } => {
+            body.insert("logprobs".into(), json!(true));
+            body.insert("top_logprobs".into(), json!(top));
+        }
+        LogprobMode::NProbs { n } => {
+            body.insert("n_probs".into(), json!(n));
+        }
+    }
+    for (key, value) in &cfg.extra {
+        if PROTECTED.contains(&key.as_str()) {
+            continue;
+        }
+        if let Ok(v) = serde_json::to_value(value) {
+            body.insert(key.clone(), v);
+        }
+    }
+    Value::Object(body)
+}
