@@ -8,3 +8,4 @@ pub mod config;
 pub mod event;
 pub mod llm;
 pub mod metrics;
+pub mod trajectory;

@@ -1,3 +1,4 @@
 //! One integration-test binary (links once); one `mod` per area.
 
 mod metrics;
+mod trajectory;
