@@ -10,3 +10,4 @@ pub mod demo;
 pub mod event;
 pub mod llm;
 pub mod metrics;
+pub mod trajectory;

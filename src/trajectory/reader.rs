@@ -1,0 +1,282 @@
+//! Reading logs back: one line at a time in constant memory, tolerant of what a crash or a
+//! bad disk leaves behind, strict about what it does not understand.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Header, LOG_VERSION, LogError};
+use crate::event::Stamped;
+
+/// What was wrong with a line that was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Damage {
+    /// A line in the middle that is not a known event.
+    Malformed,
+    /// The last line has no newline and does not parse: the writer was cut off mid-line.
+    Torn,
+    /// Reading failed; the rest of the file is skipped.
+    Unreadable,
+}
+
+/// A line that was skipped, and where. Reading goes on after it (except `Unreadable`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadWarning {
+    pub path: PathBuf,
+    /// 1-based line number.
+    pub line: usize,
+    pub damage: Damage,
+    pub detail: String,
+}
+
+impl fmt::Display for ReadWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.damage {
+            Damage::Malformed => "skipped a malformed line",
+            Damage::Torn => "skipped a torn last line (the writer was cut off)",
+            Damage::Unreadable => "stopped reading",
+        };
+        write!(
+            f,
+            "{}:{}: {what}: {}",
+            self.path.display(),
+            self.line,
+            self.detail
+        )
+    }
+}
+
+/// The events of one log, in order, after its header was checked.
+///
+/// Yields `Err(ReadWarning)` for each skipped line, so the caller decides how loudly to
+/// say so; a damaged line never ends the iteration.
+#[derive(Debug)]
+pub struct LogReader<R> {
+    path: PathBuf,
+    input: R,
+    header: Header,
+    line: usize,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl LogReader<BufReader<File>> {
+    pub fn open(path: &Path) -> Result<Self, LogError> {
+        let file = File::open(path).map_err(|source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        LogReader::new(path, BufReader::new(file))
+    }
+}
+
+/// Just enough of a header to tell "not a log" from "a log from the future".
+#[derive(Deserialize)]
+struct Versioned {
+    v: u64,
+}
+
+impl<R: BufRead> LogReader<R> {
+    /// Reads and checks the header line; `path` only names the source in messages.
+    pub fn new(path: &Path, mut input: R) -> Result<Self, LogError> {
+        let path = path.to_path_buf();
+        let mut buf = Vec::new();
+        input
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| LogError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        let no_header = |detail: String| LogError::NoHeader {
+            path: path.clone(),
+            detail,
+        };
+        if buf.is_empty() {
+            return Err(no_header("the file is empty".into()));
+        }
+        let versioned: Versioned = serde_json::from_slice(&buf)
+            .map_err(|e| no_header(format!("not a header object: {e}")))?;
+        if versioned.v > u64::from(LOG_VERSION) {
+            return Err(LogError::UnknownVersion {
+                path,
+                found: versioned.v,
+                supported: LOG_VERSION,
+            });
+        }
+        if versioned.v == 0 {
+            return Err(LogError::InvalidVersion { path });
+        }
+        let header: Header = serde_json::from_slice(&buf)
+            .map_err(|e| no_header(format!("incomplete header: {e}")))?;
+        Ok(LogReader {
+            path,
+            input,
+            header,
+            line: 1,
+            buf,
+            done: false,
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn warning(&self, damage: Damage, detail: String) -> ReadWarning {
+        ReadWarning {
+            path: self.path.clone(),
+            line: self.line,
+            damage,
+            detail,
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for LogReader<R> {
+    type Item = Result<Stamped, ReadWarning>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            self.buf.clear();
+            let read = self.input.read_until(b'\n', &mut self.buf);
+            self.line += 1;
+            match read {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(self.warning(Damage::Unreadable, e.to_string())));
+                }
+            }
+            let complete = self.buf.last() == Some(&b'\n');
+            if self.buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            return Some(match serde_json::from_slice::<Stamped>(&self.buf) {
+                Ok(event) => Ok(event),
+                Err(e) if complete => Err(self.warning(Damage::Malformed, e.to_string())),
+                Err(e) => Err(self.warning(Damage::Torn, e.to_string())),
+            });
+        }
+    }
+}
+
+/// The log files named by `inputs`: a file as given, a directory as every `*.jsonl` file
+/// under it (recursively), sorted by path. An input that cannot be read is reported in the
+/// second list and the others are still returned: one bad input never aborts a run.
+pub fn log_files(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<LogError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for input in inputs {
+        match std::fs::metadata(input) {
+            Ok(meta) if meta.is_dir() => {
+                let mut found = Vec::new();
+                walk(input, &mut found, &mut errors);
+                found.sort();
+                files.extend(found);
+            }
+            Ok(_) => files.push(input.clone()),
+            Err(source) => errors.push(LogError::Io {
+                path: input.clone(),
+                source,
+            }),
+        }
+    }
+    (files, errors)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>, errors: &mut Vec<LogError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(source) => {
+            errors.push(LogError::Io {
+                path: dir.to_path_buf(),
+                source,
+            });
+            return;
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(source) => {
+                errors.push(LogError::Io {
+                    path: dir.to_path_buf(),
+                    source,
+                });
+                continue;
+            }
+        };
+        let path = entry.path();
+        // `file_type` does not follow symlinks, so a link cycle cannot loop forever.
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => walk(&path, found, errors),
+            Ok(_) if path.extension().is_some_and(|e| e == "jsonl") => found.push(path),
+            Ok(_) => {}
+            Err(source) => errors.push(LogError::Io { path, source }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(text: &str) -> Result<LogReader<&[u8]>, LogError> {
+        LogReader::new(Path::new("mem.jsonl"), text.as_bytes())
+    }
+
+    const HEADER: &str = r#"{"v":1,"handoff":"0.1.0","config_digest":"d"}"#;
+    const EVENT: &str = r#"{"t_ms":1,"type":"warning","kind":"k","message":"m"}"#;
+
+    #[test]
+    fn a_clean_log_yields_its_events() {
+        let text = format!("{HEADER}\n{EVENT}\n\n{EVENT}\n");
+        let r = reader(&text).expect("header");
+        assert_eq!(r.header().config_digest, "d");
+        let items: Vec<_> = r.collect();
+        assert_eq!(items.len(), 2);
+        assert!(items.iter().all(Result::is_ok));
+    }
+
+    #[test]
+    fn a_last_line_without_newline_is_fine_when_it_parses_and_torn_when_not() {
+        let text = format!("{HEADER}\n{EVENT}");
+        let ok: Vec<_> = reader(&text).expect("header").collect();
+        assert!(matches!(ok.as_slice(), [Ok(_)]));
+        let text = format!("{HEADER}\n{EVENT}\n{{\"t_ms\":2,\"ty");
+        let torn: Vec<_> = reader(&text).expect("header").collect();
+        match torn.as_slice() {
+            [Ok(_), Err(w)] => {
+                assert_eq!((w.damage, w.line), (Damage::Torn, 3));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn header_problems_are_errors() {
+        assert!(matches!(reader(""), Err(LogError::NoHeader { .. })));
+        assert!(matches!(reader(EVENT), Err(LogError::NoHeader { .. })));
+        assert!(matches!(
+            reader(r#"{"v":0,"handoff":"x","config_digest":"d"}"#),
+            Err(LogError::InvalidVersion { .. })
+        ));
+        let err = reader(r#"{"v":7,"whatever":true}"#).expect_err("future");
+        assert!(matches!(err, LogError::UnknownVersion { found: 7, .. }));
+        assert!(err.to_string().contains("version 7"), "{err}");
+    }
+}

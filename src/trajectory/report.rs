@@ -1,0 +1,439 @@
+//! `handoff report`: what a corpus of sessions did — outcomes, escalations and whether they
+//! were needed (Ask-F1), what each route cost, and how early the judge stepped in.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{SessionSummary, log_files, summarize_file};
+use crate::event::{EscalationReason, Outcome, Route};
+use crate::metrics::{AskTally, CostAccuracyPoint, ask_table};
+
+/// Sessions read from logs, and everything that had to be skipped on the way.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    pub files: usize,
+    pub sessions: Vec<SessionSummary>,
+    /// Unreadable files and skipped lines, each naming file (and line).
+    pub warnings: Vec<String>,
+}
+
+/// Reads every log named by `inputs` (files, or directories of `*.jsonl`). A file that
+/// cannot be read becomes a warning; the others are still read.
+pub fn load(inputs: &[PathBuf]) -> Corpus {
+    let (files, errors) = log_files(inputs);
+    let mut corpus = Corpus {
+        files: files.len(),
+        warnings: errors.iter().map(ToString::to_string).collect(),
+        ..Corpus::default()
+    };
+    for file in &files {
+        match summarize_file(file) {
+            Ok((sessions, warnings)) => {
+                corpus.sessions.extend(sessions);
+                corpus
+                    .warnings
+                    .extend(warnings.iter().map(ToString::to_string));
+            }
+            Err(e) => corpus.warnings.push(e.to_string()),
+        }
+    }
+    corpus
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct OutcomeCounts {
+    pub success: usize,
+    pub failure: usize,
+    pub aborted: usize,
+    pub unlabelled: usize,
+    /// Logs that end before `session_ended`.
+    pub incomplete: usize,
+}
+
+/// Escalations of one route by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RouteEscalations {
+    pub total: usize,
+    pub threshold: usize,
+    pub forced: usize,
+    pub self_ask: usize,
+    pub fault: usize,
+    /// Logged in shadow mode: decided, not handed off.
+    pub shadow: usize,
+    pub earliness: Earliness,
+}
+
+/// Where in the trajectory escalations happen (tick / total ticks): a judge that only
+/// steps in at the end has saved little.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Earliness {
+    pub count: usize,
+    pub mean: Option<f64>,
+    pub median: Option<f64>,
+}
+
+impl Earliness {
+    fn of(mut values: Vec<f64>) -> Earliness {
+        values.sort_by(f64::total_cmp);
+        let count = values.len();
+        if count == 0 {
+            return Earliness::default();
+        }
+        let median = if count % 2 == 1 {
+            values[count / 2]
+        } else {
+            (values[count / 2 - 1] + values[count / 2]) / 2.0
+        };
+        Earliness {
+            count,
+            mean: Some(values.iter().sum::<f64>() / count as f64),
+            median: Some(median),
+        }
+    }
+}
+
+/// Ask-F1 counts with the scores they give, as printed and serialised.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AskScores {
+    pub tp: u64,
+    pub fp: u64,
+    #[serde(rename = "fn")]
+    pub fn_: u64,
+    pub unmarked: u64,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+}
+
+impl From<&AskTally> for AskScores {
+    fn from(t: &AskTally) -> AskScores {
+        AskScores {
+            tp: t.tp,
+            fp: t.fp,
+            fn_: t.fn_,
+            unmarked: t.unmarked,
+            precision: t.precision(),
+            recall: t.recall(),
+            f1: t.f1(),
+        }
+    }
+}
+
+/// Cost of the sessions that took one route (the first real escalation decides; `junior`
+/// means the junior kept control).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RouteCost {
+    pub sessions: usize,
+    pub usd_per_session: Option<f64>,
+    pub junior_usd_per_session: Option<f64>,
+    pub senior_usd_per_session: Option<f64>,
+    /// Successes / (successes + failures + aborted) of these sessions.
+    pub accuracy: Option<f64>,
+}
+
+/// The whole report; `--json` prints exactly this.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub files: usize,
+    pub sessions: usize,
+    pub outcomes: OutcomeCounts,
+    pub censored: usize,
+    pub shadow_sessions: usize,
+    pub escalations_senior: RouteEscalations,
+    pub escalations_operator: RouteEscalations,
+    pub earliness: Earliness,
+    pub ask_pooled: AskScores,
+    pub ask_senior: AskScores,
+    pub ask_operator: AskScores,
+    pub cost_junior_only: RouteCost,
+    pub cost_senior: RouteCost,
+    pub cost_operator: RouteCost,
+    pub cost_all: RouteCost,
+    /// Mean money per session against accuracy, over all sessions with a result: the point
+    /// this corpus adds to a cost–accuracy curve. `None` without such sessions.
+    pub cost_accuracy: Option<CostAccuracyPoint>,
+    pub warnings: Vec<String>,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Successes over sessions with a result; aborted sessions count as not correct, since
+/// they delivered nothing. Unlabelled and incomplete sessions are left out.
+fn accuracy(sessions: &[&SessionSummary]) -> Option<f64> {
+    let judged = sessions.iter().filter(|s| {
+        matches!(
+            s.outcome,
+            Some(Outcome::Success | Outcome::Failure | Outcome::Aborted)
+        )
+    });
+    mean(judged.map(|s| {
+        if s.outcome == Some(Outcome::Success) {
+            1.0
+        } else {
+            0.0
+        }
+    }))
+}
+
+fn route_cost(sessions: &[&SessionSummary]) -> RouteCost {
+    RouteCost {
+        sessions: sessions.len(),
+        usd_per_session: mean(sessions.iter().map(|s| s.usd)),
+        junior_usd_per_session: mean(sessions.iter().map(|s| s.cost.junior_usd)),
+        senior_usd_per_session: mean(sessions.iter().map(|s| s.cost.senior_usd)),
+        accuracy: accuracy(sessions),
+    }
+}
+
+fn route_escalations(sessions: &[SessionSummary], route: Route) -> RouteEscalations {
+    let all: Vec<_> = sessions
+        .iter()
+        .flat_map(|s| &s.escalations)
+        .filter(|e| e.route == route)
+        .collect();
+    let reason = |r: EscalationReason| all.iter().filter(|e| e.reason == r).count();
+    RouteEscalations {
+        total: all.len(),
+        threshold: reason(EscalationReason::Threshold),
+        forced: reason(EscalationReason::Forced),
+        self_ask: reason(EscalationReason::SelfAsk),
+        fault: reason(EscalationReason::Fault),
+        shadow: all.iter().filter(|e| e.shadow).count(),
+        earliness: Earliness::of(all.iter().filter_map(|e| e.earliness).collect()),
+    }
+}
+
+impl Report {
+    pub fn new(corpus: &Corpus) -> Report {
+        let sessions = &corpus.sessions;
+        let mut outcomes = OutcomeCounts::default();
+        for s in sessions {
+            match s.outcome {
+                Some(Outcome::Success) => outcomes.success += 1,
+                Some(Outcome::Failure) => outcomes.failure += 1,
+                Some(Outcome::Aborted) => outcomes.aborted += 1,
+                Some(Outcome::Unlabelled) => outcomes.unlabelled += 1,
+                None => outcomes.incomplete += 1,
+            }
+        }
+        let ask = ask_table(&sessions.iter().map(|s| s.ask_session()).collect::<Vec<_>>());
+        let taking = |route: Option<Route>| -> Vec<&SessionSummary> {
+            sessions
+                .iter()
+                .filter(|s| s.route_taken() == route)
+                .collect()
+        };
+        let everyone: Vec<&SessionSummary> = sessions.iter().collect();
+        let cost_all = route_cost(&everyone);
+        let judged: Vec<&SessionSummary> = sessions
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.outcome,
+                    Some(Outcome::Success | Outcome::Failure | Outcome::Aborted)
+                )
+            })
+            .collect();
+        let cost_accuracy = accuracy(&judged).and_then(|acc| {
+            let usd = mean(judged.iter().map(|s| s.usd))?;
+            Some(CostAccuracyPoint::new("this corpus", usd, acc))
+        });
+        Report {
+            files: corpus.files,
+            sessions: sessions.len(),
+            outcomes,
+            censored: sessions.iter().filter(|s| s.censored).count(),
+            shadow_sessions: sessions.iter().filter(|s| s.shadow).count(),
+            escalations_senior: route_escalations(sessions, Route::Senior),
+            escalations_operator: route_escalations(sessions, Route::Operator),
+            earliness: Earliness::of(
+                sessions
+                    .iter()
+                    .flat_map(|s| &s.escalations)
+                    .filter_map(|e| e.earliness)
+                    .collect(),
+            ),
+            ask_pooled: AskScores::from(&ask.pooled),
+            ask_senior: AskScores::from(&ask.senior),
+            ask_operator: AskScores::from(&ask.operator),
+            cost_junior_only: route_cost(&taking(None)),
+            cost_senior: route_cost(&taking(Some(Route::Senior))),
+            cost_operator: route_cost(&taking(Some(Route::Operator))),
+            cost_all,
+            cost_accuracy,
+            warnings: corpus.warnings.clone(),
+        }
+    }
+
+    /// The report as aligned plain-text tables.
+    pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "{} sessions from {} files ({} shadow, {} censored)\n\n",
+            self.sessions, self.files, self.shadow_sessions, self.censored
+        ));
+        let o = &self.outcomes;
+        out.push_str(&table(
+            &[
+                "outcome",
+                "success",
+                "failure",
+                "aborted",
+                "unlabelled",
+                "incomplete",
+            ],
+            &[vec![
+                "sessions".into(),
+                o.success.to_string(),
+                o.failure.to_string(),
+                o.aborted.to_string(),
+                o.unlabelled.to_string(),
+                o.incomplete.to_string(),
+            ]],
+        ));
+        out.push('\n');
+        let esc_row = |name: &str, e: &RouteEscalations| {
+            vec![
+                name.to_string(),
+                e.total.to_string(),
+                e.threshold.to_string(),
+                e.forced.to_string(),
+                e.self_ask.to_string(),
+                e.fault.to_string(),
+                e.shadow.to_string(),
+                num(e.earliness.mean),
+                num(e.earliness.median),
+            ]
+        };
+        out.push_str(&table(
+            &[
+                "escalations",
+                "total",
+                "threshold",
+                "forced",
+                "self_ask",
+                "fault",
+                "shadow",
+                "earliness mean",
+                "median",
+            ],
+            &[
+                esc_row("senior", &self.escalations_senior),
+                esc_row("operator", &self.escalations_operator),
+            ],
+        ));
+        out.push('\n');
+        let ask_row = |name: &str, a: &AskScores| {
+            vec![
+                name.to_string(),
+                a.tp.to_string(),
+                a.fp.to_string(),
+                a.fn_.to_string(),
+                a.unmarked.to_string(),
+                num(a.precision),
+                num(a.recall),
+                num(a.f1),
+            ]
+        };
+        out.push_str(&table(
+            &[
+                "ask-f1",
+                "tp",
+                "fp",
+                "fn",
+                "unmarked",
+                "precision",
+                "recall",
+                "f1",
+            ],
+            &[
+                ask_row("pooled", &self.ask_pooled),
+                ask_row("senior", &self.ask_senior),
+                ask_row("operator", &self.ask_operator),
+            ],
+        ));
+        out.push('\n');
+        let cost_row = |name: &str, c: &RouteCost| {
+            vec![
+                name.to_string(),
+                c.sessions.to_string(),
+                usd(c.usd_per_session),
+                usd(c.junior_usd_per_session),
+                usd(c.senior_usd_per_session),
+                num(c.accuracy),
+            ]
+        };
+        out.push_str(&table(
+            &[
+                "cost by route",
+                "sessions",
+                "usd/session",
+                "junior usd",
+                "senior usd",
+                "accuracy",
+            ],
+            &[
+                cost_row("junior only", &self.cost_junior_only),
+                cost_row("senior", &self.cost_senior),
+                cost_row("operator", &self.cost_operator),
+                cost_row("all", &self.cost_all),
+            ],
+        ));
+        out.push('\n');
+        match &self.cost_accuracy {
+            Some(p) => out.push_str(&format!(
+                "cost-accuracy point: {} per session, accuracy {:.3}\n",
+                usd(Some(p.cost)),
+                p.accuracy
+            )),
+            None => out.push_str("cost-accuracy point: no session with a result\n"),
+        }
+        if !self.warnings.is_empty() {
+            let n = self.warnings.len();
+            let noun = if n == 1 { "warning" } else { "warnings" };
+            out.push_str(&format!("\n{n} {noun}:\n"));
+            for w in &self.warnings {
+                out.push_str(&format!("  {w}\n"));
+            }
+        }
+        out
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
+}
+
+fn usd(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("${v:.4}"))
+}
+
+/// Columns padded to their widest cell: the first left-aligned, the rest right-aligned.
+fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                s.push_str(&format!("{cell:<w$}"));
+            } else {
+                s.push_str(&format!("  {cell:>w$}"));
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(head.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}

@@ -1,0 +1,4 @@
+mod damage;
+mod fixtures;
+mod report;
+mod round_trip;
