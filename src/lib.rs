@@ -8,3 +8,4 @@ pub mod competence;
 pub mod config;
 pub mod event;
 pub mod llm;
+pub mod repo;
