@@ -40,6 +40,8 @@ fn fixture() -> Fixture {
     symlink(root.join("loop_a"), root.join("loop_b")).expect("loop b");
     symlink(root.join(".git"), root.join("link_git")).expect("link git");
     symlink("../../", root.join("src/up")).expect("relative up");
+    write(&outside, "shared.txt", "shared\n");
+    std::fs::hard_link(outside.join("shared.txt"), root.join("hardlink")).expect("hard link");
     Fixture {
         _dirs: (repo, out),
         root,
@@ -77,267 +79,69 @@ fn patch_for(path: &str) -> String {
     format!("--- /dev/null\n+++ {path}\n@@ -0,0 +1 @@\n+pwned\n")
 }
 
+type Case = (&'static str, &'static str, serde_json::Value, Expect);
+
+/// The escape table: (label, tool, arguments, expectation).
+#[rustfmt::skip]
+fn cases(fx: &Fixture) -> Vec<Case> {
+    let root = fx.root.display().to_string();
+    let outside = fx.outside.display().to_string();
+    let outside_name = fx.outside.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let long = "a/".repeat(2100);
+    let long_name = "n".repeat(300);
+    use Expect::{NoLeak, Refused};
+    vec![
+        ("dotdot", "read_file", json!({"path": "../secret.txt"}), Refused),
+        ("dotdot into outside", "read_file", json!({"path": format!("../{outside_name}/secret.txt")}), Refused),
+        ("nested dotdot", "read_file", json!({"path": "src/../../x"}), Refused),
+        ("curdir dotdot", "read_file", json!({"path": "./.././x"}), Refused),
+        ("absolute outside", "read_file", json!({"path": format!("{outside}/secret.txt")}), Refused),
+        ("absolute etc", "read_file", json!({"path": "/etc/passwd"}), Refused),
+        ("absolute root then dotdot", "write_file", json!({"path": format!("{root}/../pwned"), "content": "x"}), Refused),
+        ("symlinked dir out", "read_file", json!({"path": "link_out/secret.txt"}), Refused),
+        ("symlinked file out", "read_file", json!({"path": "link_file"}), Refused),
+        ("relative symlink up", "read_file", json!({"path": "src/up/etc/passwd"}), Refused),
+        ("write through dir link", "write_file", json!({"path": "link_out/new.txt", "content": "x"}), Refused),
+        ("overwrite through file link", "write_file", json!({"path": "link_file", "content": "x"}), Refused),
+        ("dangling link out", "write_file", json!({"path": "dangling", "content": "x"}), Refused),
+        ("symlink loop read", "read_file", json!({"path": "loop_a"}), Refused),
+        ("symlink loop write", "write_file", json!({"path": "loop_a/x", "content": "x"}), Refused),
+        ("write .git", "write_file", json!({"path": ".git/config", "content": "x"}), Refused),
+        ("write .GIT", "write_file", json!({"path": ".GIT/hooks/pre-commit", "content": "x"}), Refused),
+        ("write ./.git", "write_file", json!({"path": "./.git/HEAD", "content": "x"}), Refused),
+        ("write sub/../.git", "write_file", json!({"path": "src/../.git/config", "content": "x"}), Refused),
+        ("write .git.", "write_file", json!({"path": ".git./config", "content": "x"}), Refused),
+        ("write nested .Git", "write_file", json!({"path": "vendor/dep/.Git/config", "content": "x"}), Refused),
+        ("write via link to .git", "write_file", json!({"path": "link_git/config", "content": "x"}), Refused),
+        ("NUL byte", "read_file", json!({"path": "src/lib.rs\u{0}.txt"}), Refused),
+        ("newline", "write_file", json!({"path": "a\nb", "content": "x"}), Refused),
+        ("escape char", "read_file", json!({"path": "\u{1b}[2Jsrc/lib.rs"}), Refused),
+        ("bidi override", "write_file", json!({"path": "src/\u{202e}sr.exe", "content": "x"}), Refused),
+        ("very long path", "read_file", json!({"path": long}), Refused),
+        ("very long name", "write_file", json!({"path": long_name, "content": "x"}), Refused),
+        ("empty path", "read_file", json!({"path": ""}), Refused),
+        ("list dotdot", "list_files", json!({"path": ".."}), Refused),
+        ("list through link", "list_files", json!({"path": "link_out"}), Refused),
+        ("search dotdot", "search", json!({"pattern": "TOPSECRET", "path": ".."}), Refused),
+        ("search through link", "search", json!({"pattern": "TOPSECRET", "path": "link_out"}), Refused),
+        ("patch dotdot", "apply_patch", json!({"patch": patch_for("b/../pwned")}), Refused),
+        ("patch absolute", "apply_patch", json!({"patch": patch_for(&format!("{outside}/pwned"))}), Refused),
+        ("patch into .git", "apply_patch", json!({"patch": patch_for("b/.git/hooks/post-checkout")}), Refused),
+        ("patch through link", "apply_patch", json!({"patch": patch_for("b/link_out/pwned")}), Refused),
+        ("patch deletes outside", "apply_patch", json!({"patch": format!("--- a/link_file\n+++ /dev/null\n@@ -1 +0,0 @@\n-{SECRET}\n")}), Refused),
+        ("search whole repo does not follow links", "search", json!({"pattern": "TOPSECRET"}), NoLeak),
+        ("list whole repo does not follow links", "list_files", json!({"depth": 6}), NoLeak),
+        ("fullwidth dots stay a name", "write_file", json!({"path": "\u{ff0e}\u{ff0e}\u{ff0f}pwned", "content": "x"}), NoLeak),
+        ("backslashes stay a name", "write_file", json!({"path": "..\\..\\pwned", "content": "x"}), NoLeak),
+        ("a hard link is replaced, not written through", "write_file", json!({"path": "hardlink", "content": "x"}), NoLeak),
+        ("patching a hard link replaces it too", "apply_patch", json!({"patch": "--- a/hardlink\n+++ b/hardlink\n@@ -1 +1 @@\n-x\n+y\n"}), NoLeak),
+    ]
+}
+
 #[tokio::test]
 async fn every_escape_is_refused_and_nothing_outside_changes() {
     let fx = fixture();
-    let root = fx.root.display().to_string();
-    let outside = fx.outside.display().to_string();
-    let long = "a/".repeat(2100);
-    let long_name = "n".repeat(300);
-    let cases: Vec<(&str, &str, serde_json::Value, Expect)> = vec![
-        (
-            "dotdot",
-            "read_file",
-            json!({"path": "../secret.txt"}),
-            Expect::Refused,
-        ),
-        (
-            "dotdot into outside",
-            "read_file",
-            json!({"path": format!("../{}/secret.txt", fx.outside.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())}),
-            Expect::Refused,
-        ),
-        (
-            "nested dotdot",
-            "read_file",
-            json!({"path": "src/../../x"}),
-            Expect::Refused,
-        ),
-        (
-            "curdir dotdot",
-            "read_file",
-            json!({"path": "./.././x"}),
-            Expect::Refused,
-        ),
-        (
-            "absolute outside",
-            "read_file",
-            json!({"path": format!("{outside}/secret.txt")}),
-            Expect::Refused,
-        ),
-        (
-            "absolute etc",
-            "read_file",
-            json!({"path": "/etc/passwd"}),
-            Expect::Refused,
-        ),
-        (
-            "absolute root then dotdot",
-            "write_file",
-            json!({"path": format!("{root}/../pwned"), "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "symlinked dir out",
-            "read_file",
-            json!({"path": "link_out/secret.txt"}),
-            Expect::Refused,
-        ),
-        (
-            "symlinked file out",
-            "read_file",
-            json!({"path": "link_file"}),
-            Expect::Refused,
-        ),
-        (
-            "relative symlink up",
-            "read_file",
-            json!({"path": "src/up/etc/passwd"}),
-            Expect::Refused,
-        ),
-        (
-            "write through dir link",
-            "write_file",
-            json!({"path": "link_out/new.txt", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "overwrite through file link",
-            "write_file",
-            json!({"path": "link_file", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "dangling link out",
-            "write_file",
-            json!({"path": "dangling", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "symlink loop read",
-            "read_file",
-            json!({"path": "loop_a"}),
-            Expect::Refused,
-        ),
-        (
-            "symlink loop write",
-            "write_file",
-            json!({"path": "loop_a/x", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write .git",
-            "write_file",
-            json!({"path": ".git/config", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write .GIT",
-            "write_file",
-            json!({"path": ".GIT/hooks/pre-commit", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write ./.git",
-            "write_file",
-            json!({"path": "./.git/HEAD", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write sub/../.git",
-            "write_file",
-            json!({"path": "src/../.git/config", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write .git.",
-            "write_file",
-            json!({"path": ".git./config", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write nested .git",
-            "write_file",
-            json!({"path": "vendor/dep/.Git/config", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "write via link to .git",
-            "write_file",
-            json!({"path": "link_git/config", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "NUL byte",
-            "read_file",
-            json!({"path": "src/lib.rs\u{0}.txt"}),
-            Expect::Refused,
-        ),
-        (
-            "newline",
-            "write_file",
-            json!({"path": "a\nb", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "escape char",
-            "read_file",
-            json!({"path": "\u{1b}[2Jsrc/lib.rs"}),
-            Expect::Refused,
-        ),
-        (
-            "bidi override",
-            "write_file",
-            json!({"path": "src/\u{202e}sr.exe", "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "very long path",
-            "read_file",
-            json!({"path": long}),
-            Expect::Refused,
-        ),
-        (
-            "very long name",
-            "write_file",
-            json!({"path": long_name, "content": "x"}),
-            Expect::Refused,
-        ),
-        (
-            "empty path",
-            "read_file",
-            json!({"path": ""}),
-            Expect::Refused,
-        ),
-        (
-            "list dotdot",
-            "list_files",
-            json!({"path": ".."}),
-            Expect::Refused,
-        ),
-        (
-            "list through link",
-            "list_files",
-            json!({"path": "link_out"}),
-            Expect::Refused,
-        ),
-        (
-            "search dotdot",
-            "search",
-            json!({"pattern": "TOPSECRET", "path": ".."}),
-            Expect::Refused,
-        ),
-        (
-            "search through link",
-            "search",
-            json!({"pattern": "TOPSECRET", "path": "link_out"}),
-            Expect::Refused,
-        ),
-        (
-            "search whole repo does not follow links",
-            "search",
-            json!({"pattern": "TOPSECRET"}),
-            Expect::NoLeak,
-        ),
-        (
-            "list whole repo does not follow links",
-            "list_files",
-            json!({"depth": 6}),
-            Expect::NoLeak,
-        ),
-        (
-            "patch dotdot",
-            "apply_patch",
-            json!({"patch": patch_for("b/../pwned")}),
-            Expect::Refused,
-        ),
-        (
-            "patch absolute",
-            "apply_patch",
-            json!({"patch": patch_for(&format!("{outside}/pwned"))}),
-            Expect::Refused,
-        ),
-        (
-            "patch into .git",
-            "apply_patch",
-            json!({"patch": patch_for("b/.git/hooks/post-checkout")}),
-            Expect::Refused,
-        ),
-        (
-            "patch through link",
-            "apply_patch",
-            json!({"patch": patch_for("b/link_out/pwned")}),
-            Expect::Refused,
-        ),
-        (
-            "patch deletes outside",
-            "apply_patch",
-            json!({"patch": format!("--- a/link_file\n+++ /dev/null\n@@ -1 +0,0 @@\n-{SECRET}\n")}),
-            Expect::Refused,
-        ),
-        (
-            "fullwidth dots stay a name",
-            "write_file",
-            json!({"path": "\u{ff0e}\u{ff0e}\u{ff0f}pwned", "content": "x"}),
-            Expect::NoLeak,
-        ),
-        (
-            "backslashes stay a name",
-            "write_file",
-            json!({"path": "..\\..\\pwned", "content": "x"}),
-            Expect::NoLeak,
-        ),
-    ];
+    let cases = cases(&fx);
     assert!(cases.iter().filter(|c| c.3 == Expect::Refused).count() >= 20);
     let ws = workspace(&fx.root);
     let outside_before = snapshot(&fx.outside);
@@ -378,6 +182,14 @@ async fn every_escape_is_refused_and_nothing_outside_changes() {
     // The look-alike names were created inside the repository, as plain names.
     assert!(fx.root.join("\u{ff0e}\u{ff0e}\u{ff0f}pwned").is_file());
     assert!(fx.root.join("..\\..\\pwned").is_file());
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("hardlink")).expect("read"),
+        "y\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.outside.join("shared.txt")).expect("read"),
+        "shared\n"
+    );
 }
 
 /// Names directly inside `dir` (to see that nothing was created next to the repository).

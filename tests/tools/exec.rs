@@ -219,3 +219,34 @@ async fn write_file_creates_parents_and_reports() {
     let onto_dir = call(&ws, "write_file", json!({"path": "a/b", "content": "x"})).await;
     assert_eq!(onto_dir.kind, OutcomeKind::ToolError);
 }
+
+#[tokio::test]
+async fn overwriting_keeps_permissions_and_leaves_no_temp_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "tool.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(
+        dir.path().join("tool.sh"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .expect("chmod");
+    let ws = workspace(dir.path());
+    let out = call(
+        &ws,
+        "write_file",
+        json!({"path": "tool.sh", "content": "#!/bin/sh\necho hi\n"}),
+    )
+    .await;
+    assert!(out.ok, "{out:?}");
+    let mode = std::fs::metadata(dir.path().join("tool.sh"))
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o750);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["tool.sh".to_string()]);
+}

@@ -119,3 +119,30 @@ async fn a_background_child_holding_the_pipe_does_not_hang_the_tool() {
     assert!(out.output.contains("now") && !out.output.contains("late"));
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+#[tokio::test]
+async fn hidden_variables_do_not_reach_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // HOME is set in any test environment; hiding it shows the mechanism works.
+    let ws = super::workspace(dir.path()).hide_env(["HOME"]);
+    assert!(ws.hidden_env().contains(&"HOME".to_string()));
+    let out = call(&ws, "run", json!({"command": "echo ${HOME-unset}"})).await;
+    assert_eq!(out.output, "exit code: 0\nunset\n");
+}
+
+#[tokio::test]
+async fn outputs_that_quote_long_input_are_capped_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = workspace_with(dir.path(), |c| c.output_cap_bytes = 256);
+    let long = "x".repeat(10_000);
+    super::write(dir.path(), "a", "z\n");
+    let out = ws
+        .execute(
+            "apply_patch",
+            &json!({"patch": format!("--- a\n+++ a\n@@ -1 +1 @@\n-{long}\n+y\n")}).to_string(),
+        )
+        .await;
+    assert!(!out.ok);
+    assert!(out.output.len() <= 256 + 512 + 64, "{}", out.output.len());
+    assert!(out.output.contains("[output cut at"), "{}", out.output);
+}
