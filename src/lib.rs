@@ -11,3 +11,4 @@ pub mod event;
 pub mod llm;
 pub mod metrics;
 pub mod trajectory;
+pub mod repo;

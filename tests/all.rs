@@ -2,4 +2,5 @@
 
 mod llm;
 mod metrics;
+mod tools;
 mod trajectory;

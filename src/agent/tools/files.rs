@@ -14,6 +14,8 @@ pub const DEFAULT_DEPTH: u32 = 2;
 pub const MAX_DEPTH: u32 = 16;
 /// Most entries `list_files` returns.
 pub const MAX_ENTRIES: usize = 500;
+/// Largest file `read_file` and `apply_patch` load.
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Walks the tree under `target` (a confined path) respecting .gitignore files.
 ///
@@ -124,8 +126,7 @@ fn read_text(target: &Resolved) -> Result<String, ToolFailure> {
             target.display()
         )));
     }
-    let bytes = std::fs::read(&target.abs)
-        .map_err(|e| ToolFailure::Error(format!("cannot read `{}`: {e}", target.display())))?;
+    let bytes = read_bytes(target)?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(ToolFailure::Error(format!(
             "`{}` is a binary file ({} bytes)",
@@ -209,11 +210,45 @@ pub fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String, ToolFa
 
 /// Writes `bytes` to a confined path, creating its parent directories (which are plain new
 /// names under a canonical, confined prefix, so they cannot lead anywhere else).
+///
+/// The content goes to a temporary file beside the target, which is then renamed over it:
+/// a session killed mid-write leaves the old file or the new one, never half of each, and a
+/// file hard-linked from outside the repository is replaced rather than written through.
+/// An existing file keeps its permission bits.
 pub(crate) fn write_confined(target: &Resolved, bytes: &[u8]) -> Result<(), ToolFailure> {
+    use std::io::Write as _;
     let io =
         |e: std::io::Error| ToolFailure::Error(format!("cannot write `{}`: {e}", target.display()));
-    if let Some(parent) = target.abs.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+    let parent = target
+        .abs
+        .parent()
+        .ok_or_else(|| ToolFailure::Error(format!("`{}` has no parent", target.display())))?;
+    std::fs::create_dir_all(parent).map_err(io)?;
+    let permissions = std::fs::metadata(&target.abs).ok().map(|m| m.permissions());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".handoff-write-")
+        .tempfile_in(parent)
+        .map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_data().map_err(io)?;
+    if let Some(p) = permissions {
+        std::fs::set_permissions(tmp.path(), p).map_err(io)?;
     }
-    std::fs::write(&target.abs, bytes).map_err(io)
+    tmp.persist(&target.abs).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// Reads a confined file, refusing ones too large to be source code worth showing whole.
+pub(crate) fn read_bytes(target: &Resolved) -> Result<Vec<u8>, ToolFailure> {
+    let len = std::fs::metadata(&target.abs)
+        .map(|m| m.len())
+        .map_err(|e| ToolFailure::Error(format!("cannot read `{}`: {e}", target.display())))?;
+    if len > MAX_FILE_BYTES {
+        return Err(ToolFailure::Error(format!(
+            "`{}` is too large ({len} bytes); use search, or run with head/sed",
+            target.display()
+        )));
+    }
+    std::fs::read(&target.abs)
+        .map_err(|e| ToolFailure::Error(format!("cannot read `{}`: {e}", target.display())))
 }

@@ -144,6 +144,8 @@ pub struct Workspace {
     /// `TMPDIR` of `run` commands: the one place outside the repository the sandbox lets
     /// them write. Removed when the last clone of the workspace is dropped.
     tmp: Option<Arc<tempfile::TempDir>>,
+    /// Environment variables `run` commands never see (the models' API key variables).
+    hidden_env: Vec<String>,
 }
 
 impl Workspace {
@@ -158,7 +160,32 @@ impl Workspace {
             confine: Confinement::new(root)?,
             limits: Limits::from_config(config),
             tmp,
+            hidden_env: Vec::new(),
         })
+    }
+
+    /// Hides these environment variables from `run` commands, on top of every variable
+    /// whose name looks like a secret (see [`run::looks_secret`]). The session passes the
+    /// `api_key_env` names of both models, so `run env` cannot put a key in the log.
+    pub fn hide_env<I, S>(mut self, names: I) -> Workspace
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.hidden_env.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Names of the variables removed from `run` commands' environment.
+    pub fn hidden_env(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .filter(|k| run::looks_secret(k))
+            .chain(self.hidden_env.iter().cloned())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// The `TMPDIR` given to `run` commands.
@@ -199,6 +226,12 @@ impl Workspace {
     /// Never panics on model input; file tools run on the blocking pool so a large
     /// search does not stall the stream the judge is watching.
     pub async fn execute(&self, name: &str, arguments: &str) -> ToolOutcome {
+        let mut outcome = self.dispatch(name, arguments).await;
+        outcome.output = cap_output(outcome.output, self.limits.output_cap_bytes);
+        outcome
+    }
+
+    async fn dispatch(&self, name: &str, arguments: &str) -> ToolOutcome {
         match name {
             spec::RUN => match parse_args::<args::RunArgs>(name, arguments) {
                 Ok(a) => run::run(self, &a).await,
@@ -273,6 +306,18 @@ impl Workspace {
 /// touching the callers; none depends on them today.
 pub fn is_write(name: &str, _arguments: &str) -> bool {
     matches!(name, spec::WRITE_FILE | spec::APPLY_PATCH | spec::RUN)
+}
+
+/// The last guard on what the model sees: tools cap their own output, but messages that quote
+/// the model's input or the file (a patch rejection, a bad argument) could still be long.
+/// Room is left for the headers tools put above a capped body.
+fn cap_output(output: String, cap: usize) -> String {
+    let limit = cap + 512;
+    if output.len() <= limit {
+        return output;
+    }
+    let head = truncate_head(&output, limit);
+    format!("{head}\n[output cut at {limit} of {} bytes]", output.len())
 }
 
 /// Cuts `text` to at most `cap` bytes at a character boundary, keeping the head.

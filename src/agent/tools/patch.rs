@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::args::ApplyPatchArgs;
-use super::files::write_confined;
+use super::files::{read_bytes, write_confined};
 use super::unified::{self, FilePatch, Hunk, HunkLine};
 use super::{ToolFailure, Workspace};
 use crate::agent::confine::{Access, Resolved};
@@ -141,8 +141,7 @@ fn current(target: &Resolved, staged: &[Staged]) -> Result<Option<Text>, String>
     if target.abs.is_dir() {
         return Err(format!("`{}` is a directory", target.display()));
     }
-    let bytes = std::fs::read(&target.abs)
-        .map_err(|e| format!("cannot read `{}`: {e}", target.display()))?;
+    let bytes = read_bytes(target).map_err(|e| e.to_string())?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(format!("`{}` is a binary file", target.display()));
     }

@@ -34,6 +34,8 @@ pub struct ShellCommand {
     pub sandbox_writable: Option<Vec<PathBuf>>,
     /// `TMPDIR` for the command (a directory the sandbox lets it write).
     pub tmpdir: Option<PathBuf>,
+    /// Environment variables removed from the command's environment.
+    pub hidden_env: Vec<String>,
 }
 
 /// What a finished (or killed) command left behind.
@@ -141,6 +143,9 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
     if let Some(tmp) = &spec.tmpdir {
         cmd.env("TMPDIR", tmp);
     }
+    for name in &spec.hidden_env {
+        cmd.env_remove(name);
+    }
     let mut sandboxed = false;
     if let Some(writable) = &spec.sandbox_writable
         && let SandboxStatus::Available { .. } = sandbox::status()
@@ -222,6 +227,7 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
         cap_bytes: limits.output_cap_bytes,
         sandbox_writable: limits.sandbox.then(|| ws.writable_dirs()),
         tmpdir: ws.tmpdir().map(std::path::Path::to_path_buf),
+        hidden_env: ws.hidden_env(),
     };
     match run_shell(&spec).await {
         Ok(result) => outcome(&result, timeout, limits.output_cap_bytes),
@@ -263,9 +269,44 @@ fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome
     }
 }
 
+/// Whether an environment variable's name suggests it holds a credential, so commands the
+/// model runs do not inherit it (their output is logged and shown).
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "API_KEY",
+        "APIKEY",
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "PRIVATE_KEY",
+        "ACCESS_KEY",
+    ]
+    .iter()
+    .any(|needle| upper.contains(needle))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_looking_names_are_recognised() {
+        for name in [
+            "OPENAI_API_KEY",
+            "openai_api_key",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+        ] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "CARGO_HOME", "RUST_LOG", "TERM"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+    }
 
     #[test]
     fn the_tail_keeps_the_end_and_counts_everything() {

@@ -4,7 +4,7 @@
 //! hang the session; the compiled size is bounded as well.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 
 use super::args::SearchArgs;
 use super::files::walk;
@@ -67,11 +67,7 @@ pub fn search(ws: &Workspace, args: &SearchArgs) -> Result<String, ToolFailure> 
         let mut number = 0usize;
         loop {
             buf.clear();
-            match reader
-                .by_ref()
-                .take(MAX_FILE_BYTES)
-                .read_until(b'\n', &mut buf)
-            {
+            match reader.read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
