@@ -7,3 +7,4 @@ pub mod competence;
 pub mod config;
 pub mod event;
 pub mod llm;
+pub mod tui;
