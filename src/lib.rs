@@ -10,5 +10,6 @@ pub mod demo;
 pub mod event;
 pub mod llm;
 pub mod metrics;
-pub mod trajectory;
 pub mod repo;
+pub mod trajectory;
+pub mod tui;

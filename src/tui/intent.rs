@@ -1,0 +1,78 @@
+//! What the UI is told at start and what it asks of the outside world.
+//!
+//! The UI never acts on a session itself: keys become [`Action`]s, and the run loop sends
+//! them where they belong (the agent loop for [`Command`]s, the log feeder for
+//! [`ReplayControl`]s). Keeping them as data makes every key testable without a terminal.
+
+use tokio::sync::mpsc::Sender;
+
+use crate::config::Approval;
+use crate::event::{Command, Outcome};
+
+/// How the UI is started.
+#[derive(Debug, Clone)]
+pub struct UiOptions {
+    /// A mode string shown in the title bar, e.g. `demo: scripted models`.
+    pub banner: Option<String>,
+    /// Where the session log is written, shown in the status bar.
+    pub log_path: Option<String>,
+    /// Which tool calls the operator must approve. There is no "approval requested" event,
+    /// so the UI opens the approval prompt for a `ToolCalled` this policy covers and closes
+    /// it when the call is decided or has run.
+    pub approval: Approval,
+    /// `Some` when the UI is fed from a log: keys then steer the feeder through this channel
+    /// instead of steering a live session.
+    pub replay: Option<Sender<ReplayControl>>,
+}
+
+impl Default for UiOptions {
+    fn default() -> Self {
+        UiOptions {
+            banner: None,
+            log_path: None,
+            approval: Approval::Never,
+            replay: None,
+        }
+    }
+}
+
+/// What the operator asks of the task that feeds a replay.
+///
+/// The feeder owns the position in the log. To seek backwards it re-sends the log from its
+/// `SessionStarted` (which resets the UI's session state) up to the target, unpaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayControl {
+    /// Stop feeding events until `Resume`.
+    Pause,
+    Resume,
+    /// Feed exactly one more event (while paused).
+    StepEvent,
+    /// Feed up to and including the next `StepEnded`.
+    NextStep,
+    /// Go back to the end of the previous step.
+    PreviousStep,
+}
+
+/// Why the UI returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitReason {
+    /// The operator quit; if a session was running, `Command::Quit` was sent first.
+    Quit,
+    /// The operator closed the UI after the session had ended.
+    SessionEnded(Outcome),
+    /// SIGINT or SIGTERM; `Command::Quit` was sent if a session was running.
+    Signal,
+    /// The terminal's input stream ended (stdin closed).
+    InputClosed,
+}
+
+/// An intent produced by a key; the run loop carries it out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// For the agent loop.
+    Agent(Command),
+    /// For the replay feeder.
+    Replay(ReplayControl),
+    /// Leave the UI.
+    Exit(ExitReason),
+}

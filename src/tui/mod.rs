@@ -1,0 +1,55 @@
+//! The terminal UI of `handoff run`, `handoff demo` and `handoff replay`.
+//!
+//! A pure consumer of [`crate::event::Stamped`] events that emits [`crate::event::Command`]
+//! intents (and, in replay, [`ReplayControl`] intents for the log feeder). It knows nothing
+//! of HTTP, git or the judge's maths: everything it shows comes out of the event stream, so
+//! a live session and a replayed log look the same.
+//!
+//! Shape (the reducer pattern of ratatui apps such as gitui and the codex-rs TUI):
+//! [`state::AppState`] is the only place state changes — [`state::AppState::apply`] for
+//! events, [`state::AppState::handle_key`] for keys — and [`ui::draw`] is a pure function
+//! of it. Each panel is a component that owns its state, handles the keys it consumes and
+//! describes its own key hints, so the help overlay is never stale. [`run::run`] turns
+//! terminal input, agent events and a slow clock into one stream of messages and redraws
+//! on demand, coalesced.
+
+pub mod approval;
+pub mod competence;
+pub mod help;
+pub mod intent;
+pub mod keys;
+pub mod question;
+pub mod run;
+pub mod state;
+pub mod status;
+pub mod steps;
+pub mod terminal;
+pub mod text;
+pub mod transcript;
+pub mod ui;
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod key_tests;
+#[cfg(test)]
+mod snapshot_tests;
+
+pub use intent::{Action, ExitReason, ReplayControl, UiOptions};
+pub use run::run;
+pub use state::AppState;
+
+/// Why the UI could not keep running.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// The terminal could not be put into (or drawn in) the mode the UI needs.
+    #[error("terminal I/O failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// Drawing through the backend failed.
+    #[error("drawing failed: {0}")]
+    Draw(String),
+    /// SIGINT/SIGTERM handlers could not be installed, so the terminal could not be
+    /// guaranteed to be restored on a signal.
+    #[error("cannot install the signal handlers: {0}")]
+    Signal(std::io::Error),
+}
