@@ -285,69 +285,14 @@ impl Event {
         }
     }
 
-    /// Events at which the log is synced to disk (a step or the session is complete).
-    pub fn is_durability_point(&self) -> bool {
-        matches!(self, Event::StepEnded { .. } | Event::SessionEnded { .. })
-    }
-}
-
-/// What the operator (through the TUI or `exec`) asks of a running session.
-///
-/// Intents go in, [`Event`]s come out: the agent loop is the only place that acts on these.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    Pause,
-    Resume,
-    /// Hand off now, whatever the belief says.
-    ForceEscalate,
-    /// Switch shadow mode on or off from the next decision on.
-    SetShadow {
-        on: bool,
-    },
-    /// The answer to the pending operator question.
-    Answer {
-        answer: String,
-        /// The operator's mark: was the question needed?
-        needed: Option<bool>,
-    },
-    /// "Let the senior decide" instead of answering.
-    DeferToSenior,
-    /// The answer to a pending approval request.
-    Approve {
-        call_id: String,
-        approved: bool,
-    },
-    /// Stop the session (it ends as `aborted`; the log is flushed).
-    Quit,
-}
-
-/// An event with the time it happened, as written to logs and `exec --json`.
-///
-/// `t_ms` is milliseconds since the session started; replay uses it to pace itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stamped {
-    pub t_ms: u64,
-    #[serde(flatten)]
-    pub event: Event,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    fn term() -> EvidenceTerm {
-        EvidenceTerm {
+    /// One example of every variant, for round-trip tests of every consumer (log writer and
+    /// reader, UI). The match below fails to compile when a variant is added without one.
+    pub fn samples() -> Vec<Event> {
+        let term = || EvidenceTerm {
             signal: SignalKind::Entropy,
             value: 1.25,
             llr: -0.125,
-        }
-    }
-
-    /// One instance of every variant; the match below fails to compile when a variant is added
-    /// without being listed here.
-    pub(crate) fn every_variant() -> Vec<Event> {
+        };
         let all = vec![
             Event::SessionStarted {
                 session_id: "s1".into(),
@@ -522,9 +467,61 @@ mod tests {
         all
     }
 
+    /// Events at which the log is synced to disk (a step or the session is complete).
+    pub fn is_durability_point(&self) -> bool {
+        matches!(self, Event::StepEnded { .. } | Event::SessionEnded { .. })
+    }
+}
+
+/// What the operator (through the TUI or `exec`) asks of a running session.
+///
+/// Intents go in, [`Event`]s come out: the agent loop is the only place that acts on these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    Pause,
+    Resume,
+    /// Hand off now, whatever the belief says.
+    ForceEscalate,
+    /// Switch shadow mode on or off from the next decision on.
+    SetShadow {
+        on: bool,
+    },
+    /// The answer to the pending operator question.
+    Answer {
+        answer: String,
+        /// The operator's mark: was the question needed?
+        needed: Option<bool>,
+    },
+    /// "Let the senior decide" instead of answering.
+    DeferToSenior,
+    /// The answer to a pending approval request.
+    Approve {
+        call_id: String,
+        approved: bool,
+    },
+    /// Stop the session (it ends as `aborted`; the log is flushed).
+    Quit,
+}
+
+/// An event with the time it happened, as written to logs and `exec --json`.
+///
+/// `t_ms` is milliseconds since the session started; replay uses it to pace itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stamped {
+    pub t_ms: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
     #[test]
     fn every_variant_round_trips_and_carries_its_tag() {
-        for event in every_variant() {
+        for event in Event::samples() {
             let stamped = Stamped {
                 t_ms: 7,
                 event: event.clone(),

@@ -1,11 +1,14 @@
 //! The `handoff` command line: parses arguments, wires config to the chosen command, and
 //! turns errors into messages with context. Nothing else lives here.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+
+use handoff::config::Config;
 
 #[derive(Parser)]
 #[command(
@@ -20,6 +23,37 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the embedded demo: a sample repo, scripted models on loopback, the real judge.
+    Demo {
+        /// Print the event summary instead of opening the TUI (automatic without a terminal).
+        #[arg(long)]
+        headless: bool,
+    },
+    /// Run one session headless: events on stderr (or JSON lines on stdout), then a summary.
+    Exec {
+        /// The git repository to work in.
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// One JSON event per line on stdout, then a summary object.
+        #[arg(long)]
+        json: bool,
+        /// Compute and log every decision, never hand off.
+        #[arg(long)]
+        shadow: bool,
+        /// Operator answers, one JSON object per line: {"answer": "...", "needed": true}.
+        #[arg(long)]
+        answers: Option<PathBuf>,
+        /// Where to write the session log (default: the XDG data dir's sessions/).
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// Approve every tool call that `agent.approval` would ask about.
+        #[arg(long)]
+        approve: bool,
+        /// What the junior should do.
+        task: String,
+    },
     /// Write the documented example config to the XDG config path (never overwrites).
     Init {
         /// Write here instead of the XDG config path.
@@ -51,6 +85,18 @@ fn main() -> ExitCode {
     }
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+fn load_config(explicit: Option<&std::path::Path>) -> anyhow::Result<Config> {
+    let (config, _source) = Config::discover(explicit).context("loading the configuration")?;
+    Ok(config)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Init { path } => {
@@ -65,6 +111,42 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report { logs, json, csv } => report(&logs, json, csv.as_deref()),
+        Command::Exec {
+            repo,
+            config,
+            json,
+            shadow,
+            answers,
+            log,
+            approve,
+            task,
+        } => {
+            let config = load_config(config.as_deref())?;
+            let args = handoff::exec::ExecArgs {
+                repo,
+                task,
+                json,
+                shadow,
+                answers,
+                log,
+                approve,
+            };
+            let summary = runtime()?
+                .block_on(handoff::exec::exec(config, args))
+                .context("running the session")?;
+            print_summary(&summary, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { headless } => {
+            let headless = headless || !std::io::stdout().is_terminal();
+            let summary = runtime()?
+                .block_on(handoff::demo::run::demo(headless))
+                .context("running the demo")?;
+            if let Some(summary) = summary {
+                print_summary(&summary, false)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -101,4 +183,37 @@ fn report(logs: &[PathBuf], json: bool, csv: Option<&Path>) -> anyhow::Result<Ex
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(summary: &handoff::exec::Summary, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(summary).context("encoding the summary")?
+        );
+        return Ok(());
+    }
+    println!("outcome      {:?}", summary.outcome);
+    println!("steps        {}", summary.steps);
+    for e in &summary.escalations {
+        println!(
+            "escalation   step {} → {:?} ({:?}{}) B_t {:.2} < τ_t {:.2}",
+            e.step,
+            e.route,
+            e.reason,
+            if e.shadow { ", shadow" } else { "" },
+            e.belief,
+            e.threshold
+        );
+    }
+    println!(
+        "cost         ${:.4} (junior ${:.4}, senior ${:.4})",
+        summary.cost.usd, summary.cost.junior_usd, summary.cost.senior_usd
+    );
+    println!(
+        "ask          tp {} fp {} fn {}",
+        summary.ask.tp, summary.ask.fp, summary.ask.fn_
+    );
+    println!("log          {}", summary.log);
+    Ok(())
 }

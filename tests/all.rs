@@ -1,5 +1,6 @@
 //! One integration-test binary (links once); one `mod` per area.
 
+mod agent;
 mod llm;
 mod metrics;
 mod tools;

@@ -1,5 +1,15 @@
-//! The agent: tools over a confined workspace (and, later, the step loop that calls them).
+//! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
 pub mod confine;
+pub mod context;
+pub mod describe;
+pub mod emitter;
+pub mod escalate;
+pub mod operator;
+pub mod prompts;
 pub mod sandbox;
+pub mod session;
+pub mod step;
 pub mod tools;
+pub mod turn;
+pub mod watch;

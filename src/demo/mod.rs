@@ -1,5 +1,8 @@
-//! The embedded demo: a scripted OpenAI-compatible server on loopback, so `handoff demo`
-//! and the tests run without network or model weights.
+//! The embedded demo: a bundled sample project, scripted OpenAI-compatible servers on
+//! loopback, and a real session between them, so `handoff demo` and the tests run without
+//! network, keys or model weights.
 
+pub mod run;
+pub mod script;
 pub mod server;
 pub mod sse;

@@ -270,6 +270,7 @@ impl SessionFold {
             }
             Event::Token { .. }
             | Event::ToolCalled { .. }
+            | Event::ApprovalRequested { .. }
             | Event::ApprovalDecided { .. }
             | Event::ToolResulted { .. }
             | Event::CheckRan { .. }

@@ -10,20 +10,7 @@ use super::intent::Action;
 use super::keys::{KeyHint, KeyOutcome, hint, is_char};
 use super::question::hint_line;
 use super::text::{Tone, ellipsize, style_of};
-use crate::config::Approval;
 use crate::event::Command;
-
-/// Tools that change the repository or run commands; `on-write` approval covers these.
-pub const WRITE_TOOLS: [&str; 3] = ["apply_patch", "write_file", "run"];
-
-/// Whether `policy` asks the operator about a call of `tool`.
-pub fn needs_approval(policy: Approval, tool: &str) -> bool {
-    match policy {
-        Approval::Never => false,
-        Approval::Always => true,
-        Approval::OnWrite => WRITE_TOOLS.contains(&tool),
-    }
-}
 
 /// A tool call waiting for approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,18 +66,5 @@ impl ApprovalPrompt {
             .wrap(Wrap { trim: false })
             .block(block)
             .render(rect, buf);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_policy_decides_which_calls_ask() {
-        assert!(needs_approval(Approval::OnWrite, "apply_patch"));
-        assert!(!needs_approval(Approval::OnWrite, "read_file"));
-        assert!(needs_approval(Approval::Always, "read_file"));
-        assert!(!needs_approval(Approval::Never, "run"));
     }
 }

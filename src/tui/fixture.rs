@@ -128,6 +128,26 @@ impl Script {
                 arguments: args,
             },
         );
+        if matches!(name, "apply_patch" | "write_file" | "run") {
+            self.push(
+                5,
+                Event::ApprovalRequested {
+                    step,
+                    call_id: call_id.clone(),
+                    name: name.into(),
+                    summary: format!("{name}: step {step} wants to change the work tree"),
+                },
+            );
+            self.push(
+                300,
+                Event::ApprovalDecided {
+                    step,
+                    call_id: call_id.clone(),
+                    approved: true,
+                    by: "operator".into(),
+                },
+            );
+        }
         self.push(
             120,
             Event::ToolResulted {

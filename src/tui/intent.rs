@@ -6,7 +6,6 @@
 
 use tokio::sync::mpsc::Sender;
 
-use crate::config::Approval;
 use crate::event::{Command, Outcome};
 
 /// How the UI is started.
@@ -16,10 +15,6 @@ pub struct UiOptions {
     pub banner: Option<String>,
     /// Where the session log is written, shown in the status bar.
     pub log_path: Option<String>,
-    /// Which tool calls the operator must approve. There is no "approval requested" event,
-    /// so the UI opens the approval prompt for a `ToolCalled` this policy covers and closes
-    /// it when the call is decided or has run.
-    pub approval: Approval,
     /// `Some` when the UI is fed from a log: keys then steer the feeder through this channel
     /// instead of steering a live session.
     pub replay: Option<Sender<ReplayControl>>,
@@ -30,7 +25,6 @@ impl Default for UiOptions {
         UiOptions {
             banner: None,
             log_path: None,
-            approval: Approval::Never,
             replay: None,
         }
     }

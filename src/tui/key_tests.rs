@@ -6,7 +6,6 @@ use pretty_assertions::assert_eq;
 use super::fixture;
 use super::intent::{Action, ExitReason, ReplayControl, UiOptions};
 use super::state::AppState;
-use crate::config::Approval;
 use crate::event::{Actor, Command, Event, Outcome, Stamped};
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -220,15 +219,16 @@ fn an_answer_event_closes_the_modal_even_if_answered_elsewhere() {
 #[test]
 fn the_approval_prompt_sends_yes_or_no() {
     let mut s = AppState::new(&UiOptions {
-        approval: Approval::OnWrite,
         ..UiOptions::default()
     });
     let script = fixture::until_question();
     let called = script
         .events
         .iter()
-        .position(|e| matches!(&e.event, Event::ToolCalled { name, .. } if name == "apply_patch"))
-        .expect("patch call");
+        .position(
+            |e| matches!(&e.event, Event::ApprovalRequested { name, .. } if name == "apply_patch"),
+        )
+        .expect("patch approval request");
     let read = script
         .events
         .iter()

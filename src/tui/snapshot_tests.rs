@@ -14,14 +14,12 @@ use super::intent::UiOptions;
 use super::state::AppState;
 use super::status::render_hints;
 use super::ui;
-use crate::config::Approval;
 use crate::event::Event;
 
 fn opts() -> UiOptions {
     UiOptions {
         banner: Some("demo: scripted models".into()),
         log_path: Some("sessions/7f3a.jsonl".into()),
-        approval: Approval::Never,
         replay: None,
     }
 }
@@ -214,15 +212,14 @@ fn question_modal_with_typed_answer_and_mark() {
 
 #[test]
 fn approval_prompt() {
-    let o = UiOptions {
-        approval: Approval::OnWrite,
-        ..opts()
-    };
+    let o = UiOptions { ..opts() };
     let events = fixture::until_question().events;
     let called = events
         .iter()
-        .position(|e| matches!(&e.event, Event::ToolCalled { name, .. } if name == "apply_patch"))
-        .expect("patch call");
+        .position(
+            |e| matches!(&e.event, Event::ApprovalRequested { name, .. } if name == "apply_patch"),
+        )
+        .expect("patch approval request");
     let s = state_with(&events[..=called], &o);
     assert!(s.approval.is_some());
     assert_snapshot!(screen(&s, 80, 24));

@@ -7,7 +7,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::approval::{ApprovalPrompt, needs_approval};
+use super::approval::ApprovalPrompt;
 use super::competence::{Competence, Counterfactual};
 use super::intent::{Action, ExitReason, ReplayControl, UiOptions};
 use super::keys::{KeyHint, KeyOutcome, hint, is_char, is_ctrl, is_press};
@@ -16,7 +16,6 @@ use super::status::Ledger;
 use super::steps::Steps;
 use super::text::{TLine, Tone};
 use super::transcript::{ToolEntry, Transcript};
-use crate::config::Approval;
 use crate::event::{Actor, Command, EscalationReason, Event, Outcome, Route, Stamped};
 
 /// What `SessionStarted` said about the session.
@@ -33,7 +32,6 @@ pub struct SessionInfo {
 pub struct AppState {
     pub banner: Option<String>,
     pub log_path: Option<String>,
-    approval_policy: Approval,
     /// Fed from a log: keys steer the feeder, not a session.
     pub replay: bool,
     pub session: Option<SessionInfo>,
@@ -59,7 +57,6 @@ impl AppState {
         AppState {
             banner: opts.banner.clone(),
             log_path: opts.log_path.clone(),
-            approval_policy: opts.approval,
             replay: opts.replay.is_some(),
             session: None,
             ended: None,
@@ -186,13 +183,6 @@ impl AppState {
             } => {
                 let arguments = serde_json::to_string(arguments).unwrap_or_default();
                 self.steps.row_mut(*step, *actor).tool = Some(name.clone());
-                if !self.replay && needs_approval(self.approval_policy, name) {
-                    self.approval = Some(ApprovalPrompt {
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                        arguments: arguments.clone(),
-                    });
-                }
                 self.transcript.push_tool(ToolEntry {
                     step: *step,
                     actor: *actor,
@@ -202,6 +192,20 @@ impl AppState {
                     approval: None,
                     result: None,
                 });
+            }
+            Event::ApprovalRequested {
+                call_id,
+                name,
+                summary,
+                ..
+            } => {
+                if !self.replay {
+                    self.approval = Some(ApprovalPrompt {
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        arguments: summary.clone(),
+                    });
+                }
             }
             Event::ApprovalDecided {
                 call_id,

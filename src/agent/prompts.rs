@@ -1,0 +1,114 @@
+//! System prompts: embedded defaults from `prompts/`, each overridable by a file in config.
+//!
+//! Prompts are plain text so they can be read, diffed and replaced without a rebuild; the
+//! embedded copy means a fresh install works with no files beside the binary.
+
+use std::path::Path;
+
+use crate::config::PromptsConfig;
+
+/// The four prompts a session uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompts {
+    pub junior: String,
+    pub senior: String,
+    pub triage: String,
+    /// The handoff note template with `{placeholders}` (see `context`).
+    pub handoff: String,
+}
+
+/// Why a prompt override could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read prompt file {path} (prompts.{key}): {source}")]
+pub struct PromptError {
+    pub key: &'static str,
+    pub path: String,
+    pub source: std::io::Error,
+}
+
+impl Default for Prompts {
+    fn default() -> Self {
+        Prompts {
+            junior: include_str!("../../prompts/junior.txt").to_string(),
+            senior: include_str!("../../prompts/senior.txt").to_string(),
+            triage: include_str!("../../prompts/triage.txt").to_string(),
+            handoff: include_str!("../../prompts/handoff.txt").to_string(),
+        }
+    }
+}
+
+impl Prompts {
+    /// Embedded defaults with the configured overrides read from disk.
+    pub fn load(cfg: &PromptsConfig) -> Result<Prompts, PromptError> {
+        let mut p = Prompts::default();
+        for (key, path, slot) in [
+            ("junior", &cfg.junior, &mut p.junior),
+            ("senior", &cfg.senior, &mut p.senior),
+            ("triage", &cfg.triage, &mut p.triage),
+            ("handoff", &cfg.handoff, &mut p.handoff),
+        ] {
+            if let Some(path) = path {
+                *slot = read(key, path)?;
+            }
+        }
+        Ok(p)
+    }
+}
+
+fn read(key: &'static str, path: &Path) -> Result<String, PromptError> {
+    std::fs::read_to_string(path).map_err(|source| PromptError {
+        key,
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_replaces_only_its_prompt() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("j.txt");
+        std::fs::write(&file, "be brief").expect("write");
+        let cfg = PromptsConfig {
+            junior: Some(file),
+            ..PromptsConfig::default()
+        };
+        let p = Prompts::load(&cfg).expect("load");
+        assert_eq!(p.junior, "be brief");
+        assert_eq!(p.senior, Prompts::default().senior);
+    }
+
+    #[test]
+    fn a_missing_override_names_key_and_path() {
+        let cfg = PromptsConfig {
+            triage: Some("no/such/file.txt".into()),
+            ..PromptsConfig::default()
+        };
+        let err = Prompts::load(&cfg).expect_err("missing file");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("prompts.triage") && msg.contains("no/such/file.txt"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn the_handoff_template_has_every_placeholder() {
+        let t = Prompts::default().handoff;
+        for key in [
+            "{task}",
+            "{belief}",
+            "{threshold}",
+            "{why}",
+            "{plan}",
+            "{files}",
+            "{diff}",
+            "{tool_outputs}",
+        ] {
+            assert!(t.contains(key), "{key}");
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! One model turn: stream a reply, feed every junior token to the judge, stop the stream the
+//! moment the judge (or the operator) says so, and retry infrastructure faults.
+//!
+//! Faults are not incompetence: a refused connection, a 5xx or a dropped stream is logged as
+//! `Event::Fault` and retried; nothing about it reaches the judge. Tokens the junior really
+//! produced before a drop stay counted: they are evidence about the junior, and the log shows
+//! exactly what the judge saw, so replay reproduces every decision.
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use crate::event::{Actor, Command, EscalationReason, Event};
+use crate::llm::types::{ChatRequest, Delta, ToolCall, Usage};
+use crate::llm::{Client, LlmError};
+
+use super::emitter::Emitter;
+use super::watch::Watch;
+
+/// How a turn ended.
+#[derive(Debug)]
+pub enum TurnEnd {
+    /// The model finished its reply.
+    Done {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The junior's stream was cut: the judge's belief fell below the threshold, or the
+    /// operator forced it.
+    Escalate(EscalationReason),
+    /// The operator quit.
+    Quit,
+    /// The endpoint kept failing (retries exhausted or a non-retryable fault).
+    Failed(LlmError),
+}
+
+/// What a turn needs from the session, borrowed for the turn's duration.
+pub struct TurnContext<'a> {
+    pub emitter: &'a Emitter,
+    pub commands: &'a mut mpsc::Receiver<Command>,
+    pub watch: &'a mut Watch,
+    /// Live mode and not in cooldown: a crossing cuts the stream.
+    pub may_escalate: bool,
+    pub shadow: &'a mut bool,
+    pub step: u32,
+    pub paused: &'a mut bool,
+    /// Money spent so far in the session; each request adds its cost.
+    pub usd: &'a mut f64,
+}
+
+/// Streams one reply from `client` as `actor`.
+pub async fn stream_turn(
+    ctx: &mut TurnContext<'_>,
+    client: &Client,
+    actor: Actor,
+    req: &ChatRequest,
+) -> TurnEnd {
+    let mut attempt: u32 = 0;
+    loop {
+        attempt += 1;
+        match attempt_turn(ctx, client, actor, req).await {
+            Attempt::End(end) => return end,
+            Attempt::Fault(err) => {
+                ctx.emitter
+                    .emit(Event::Fault {
+                        actor,
+                        kind: err.kind().to_string(),
+                        message: err.to_string(),
+                        retryable: err.retryable(),
+                        attempt,
+                    })
+                    .await;
+                let Some(delay) = client.retry_delay(&err, attempt) else {
+                    return TurnEnd::Failed(err);
+                };
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    cmd = ctx.commands.recv() => {
+                        if matches!(cmd, Some(Command::Quit) | None) {
+                            return TurnEnd::Quit;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+enum Attempt {
+    End(TurnEnd),
+    Fault(LlmError),
+}
+
+async fn attempt_turn(
+    ctx: &mut TurnContext<'_>,
+    client: &Client,
+    actor: Actor,
+    req: &ChatRequest,
+) -> Attempt {
+    let mut stream = match client.stream_once(req).await {
+        Ok(s) => s,
+        Err(e) => return Attempt::Fault(e),
+    };
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    let mut usage: Option<Usage> = None;
+    let mut output_tokens: u64 = 0;
+    loop {
+        tokio::select! {
+            biased;
+            cmd = ctx.commands.recv() => {
+                match cmd {
+                    Some(Command::Quit) | None => return Attempt::End(TurnEnd::Quit),
+                    Some(Command::ForceEscalate) if actor == Actor::Junior => {
+                        return Attempt::End(TurnEnd::Escalate(EscalationReason::Forced));
+                    }
+                    Some(Command::SetShadow { on }) => *ctx.shadow = on,
+                    Some(Command::Pause) => *ctx.paused = true,
+                    Some(Command::Resume) => *ctx.paused = false,
+                    // Answers and approvals only mean something while one is pending.
+                    Some(_) => {}
+                }
+            }
+            delta = stream.next() => {
+                let Some(delta) = delta else { break };
+                match delta {
+                    Err(e) => return Attempt::Fault(e),
+                    Ok(Delta::Token { text: t, logprob, top }) => {
+                        output_tokens += 1;
+                        text.push_str(&t);
+                        if actor == Actor::Junior {
+                            let reading = ctx.watch.token(&t, logprob, &top);
+                            ctx.emitter.emit(Event::Token {
+                                actor, tick: reading.tick, text: t, logprob, top,
+                            }).await;
+                            ctx.emitter.emit(reading.event(ctx.watch)).await;
+                            if reading.below && ctx.may_escalate && !*ctx.shadow {
+                                // Dropping the stream closes the request: the junior stops now.
+                                drop(stream);
+                                cost(ctx, client, actor, req, usage, output_tokens, &text).await;
+                                return Attempt::End(TurnEnd::Escalate(EscalationReason::Threshold));
+                            }
+                            if reading.crossed && *ctx.shadow {
+                                ctx.emitter.emit(ctx.watch.shadow_escalation(ctx.step)).await;
+                            }
+                        } else {
+                            ctx.emitter.emit(Event::Token {
+                                actor, tick: ctx.watch.tick(), text: t, logprob, top,
+                            }).await;
+                        }
+                    }
+                    Ok(Delta::ToolCall(call)) => tool_calls.push(call),
+                    Ok(Delta::Finish(_)) => {}
+                    Ok(Delta::Usage(u)) => usage = Some(u),
+                    Ok(Delta::Warning { kind, message }) => {
+                        if kind == "no_logprobs" && actor == Actor::Junior {
+                            ctx.watch.note_no_logprobs();
+                        }
+                        ctx.emitter.emit(Event::Warning { kind, message }).await;
+                    }
+                }
+            }
+        }
+    }
+    cost(ctx, client, actor, req, usage, output_tokens, &text).await;
+    Attempt::End(TurnEnd::Done { text, tool_calls })
+}
+
+/// Logs the tokens and money of one request; counts locally when the server sent no usage.
+async fn cost(
+    ctx: &mut TurnContext<'_>,
+    client: &Client,
+    actor: Actor,
+    req: &ChatRequest,
+    usage: Option<Usage>,
+    output_tokens: u64,
+    text: &str,
+) {
+    let (usage, estimated) = match usage {
+        Some(u) => (u, false),
+        None => {
+            // About four characters a token: rough, and marked as an estimate.
+            let input_chars: usize = req
+                .messages
+                .iter()
+                .map(|m| m.content.as_deref().map_or(0, str::len))
+                .sum();
+            let output = output_tokens.max((text.len() / 4) as u64);
+            (
+                Usage {
+                    prompt_tokens: (input_chars / 4) as u64,
+                    completion_tokens: output,
+                },
+                true,
+            )
+        }
+    };
+    let usd = client.cost(usage);
+    *ctx.usd += usd;
+    ctx.emitter
+        .emit(Event::CostIncurred {
+            actor,
+            model: client.model().to_string(),
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+            usd,
+            estimated,
+        })
+        .await;
+}

@@ -1,0 +1,267 @@
+//! The agent's side of the judge: builds it from config, feeds it, and turns its readings
+//! into events.
+//!
+//! `competence` is pure and knows nothing of events or files; this is the one place that
+//! reads a calibration file, picks the threshold policy from config, and remembers which
+//! evidence moved the belief most in the current step (the "why" of an escalation).
+
+use crate::competence::evidence::StepFacts as Facts;
+use crate::competence::{
+    Calibration, DpSpec, Judge, RouteCost, StopCosts, Threshold, TokenSignals, solve,
+};
+use crate::config::{Config, RouteMode, ThresholdKind};
+use crate::event::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
+
+pub use crate::competence::evidence::StepFacts;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot read calibration file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("calibration file {path}: {message}")]
+    Calibration { path: String, message: String },
+    #[error("cannot solve the optimal threshold schedule: {0}")]
+    Schedule(String),
+}
+
+/// Belief grid of the optimal schedule (issue: 1001 points).
+const GRID_POINTS: usize = 1001;
+/// Atoms kept in the per-tick evidence law the DP integrates over.
+const LAW_ATOMS: usize = 64;
+/// Chance that a tick ends a step (about one step per hundred junior tokens), used to mix
+/// step evidence into the per-tick law.
+const STEP_PROBABILITY: f64 = 0.01;
+
+/// One reading of the judge after new evidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    pub tick: u64,
+    pub belief: f64,
+    pub log_odds: f64,
+    pub threshold: f64,
+    /// B_t < τ_t.
+    pub below: bool,
+    /// Below now, and was not below at the previous reading (the moment of crossing).
+    pub crossed: bool,
+}
+
+impl Reading {
+    /// The `BeliefUpdated` event for this reading, with the terms just added.
+    pub fn event(&self, watch: &Watch) -> Event {
+        Event::BeliefUpdated {
+            tick: self.tick,
+            belief: self.belief,
+            log_odds: self.log_odds,
+            threshold: self.threshold,
+            policy: watch.policy.to_string(),
+            terms: watch.judge.terms().to_vec(),
+        }
+    }
+}
+
+/// The judge of one session, with what the agent needs around it.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    judge: Judge,
+    policy: &'static str,
+    shadow_route: Route,
+    was_below: bool,
+    /// Summed llr and last value per signal over the current step.
+    step_llr: [f64; SignalKind::ALL.len()],
+    step_value: [f64; SignalKind::ALL.len()],
+    no_logprobs_noted: bool,
+}
+
+impl Watch {
+    pub fn new(
+        calibration: Calibration,
+        threshold: Threshold,
+        policy: &'static str,
+        shadow_route: Route,
+    ) -> Watch {
+        Watch {
+            judge: Judge::new(calibration, threshold),
+            policy,
+            shadow_route,
+            was_below: false,
+            step_llr: [0.0; SignalKind::ALL.len()],
+            step_value: [0.0; SignalKind::ALL.len()],
+            no_logprobs_noted: false,
+        }
+    }
+
+    /// The judge a config asks for: its calibration file (or the built-in prior), and its
+    /// threshold policy over the token budget, with the costs of the configured route(s).
+    pub fn from_config(config: &Config) -> Result<Watch, WatchError> {
+        let calibration = match &config.policy.calibration {
+            None => Calibration::prior(),
+            Some(path) => {
+                let p = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|source| WatchError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
+                Calibration::from_json(&text).map_err(|e| WatchError::Calibration {
+                    path: p,
+                    message: e.to_string(),
+                })?
+            }
+        };
+        let c = &config.costs;
+        let senior = RouteCost {
+            gamma: c.gamma_senior,
+            p_success: c.p_senior,
+        };
+        let operator = RouteCost {
+            gamma: c.gamma_operator,
+            p_success: c.p_operator,
+        };
+        let costs = match config.policy.route {
+            RouteMode::Senior => StopCosts {
+                kappa: c.kappa,
+                loss: c.loss,
+                route: senior,
+            },
+            RouteMode::Operator => StopCosts {
+                kappa: c.kappa,
+                loss: c.loss,
+                route: operator,
+            },
+            RouteMode::Triage => StopCosts::triage(c.kappa, c.loss, senior, operator),
+        };
+        let horizon = config.agent.token_budget;
+        let threshold = match config.policy.threshold {
+            ThresholdKind::Constant => Threshold::Constant(config.policy.constant),
+            ThresholdKind::Myopic => Threshold::Myopic { costs, horizon },
+            ThresholdKind::Optimal => {
+                let law = calibration.per_tick_law(STEP_PROBABILITY, LAW_ATOMS);
+                let spec = DpSpec {
+                    costs,
+                    horizon,
+                    grid_points: GRID_POINTS,
+                    stride: u64::from(config.policy.schedule_stride),
+                };
+                solve(&law, &spec)
+                    .map_err(|e| WatchError::Schedule(e.to_string()))?
+                    .into_threshold()
+            }
+        };
+        let shadow_route = match config.policy.route {
+            RouteMode::Operator => Route::Operator,
+            _ => Route::Senior,
+        };
+        Ok(Watch::new(
+            calibration,
+            threshold,
+            config.policy.threshold.name(),
+            shadow_route,
+        ))
+    }
+
+    pub fn policy_name(&self) -> &'static str {
+        self.policy
+    }
+    pub fn prior(&self) -> f64 {
+        self.judge.calibration().prior
+    }
+    pub fn tick(&self) -> u64 {
+        self.judge.tick()
+    }
+    pub fn belief(&self) -> f64 {
+        self.judge.belief()
+    }
+    pub fn threshold(&self) -> f64 {
+        self.judge.threshold()
+    }
+    /// The evidence terms added by the last observation.
+    pub fn last_terms(&self) -> &[EvidenceTerm] {
+        self.judge.terms()
+    }
+
+    /// One junior output token.
+    pub fn token(&mut self, text: &str, logprob: Option<f64>, top: &[Alternative]) -> Reading {
+        let signals = TokenSignals::from_alternatives(text, logprob, top);
+        self.judge.observe_token(&signals);
+        self.remember_terms();
+        self.reading()
+    }
+
+    /// The facts of a finished junior step; the step's "why" starts afresh afterwards.
+    pub fn step(&mut self, facts: &Facts) -> Reading {
+        self.judge.observe_step(facts);
+        self.remember_terms();
+        let r = self.reading();
+        self.step_llr = [0.0; SignalKind::ALL.len()];
+        r
+    }
+
+    /// Back to the prior (new information, or after the senior's step); the clock runs on.
+    pub fn reset(&mut self) {
+        self.judge.reset();
+        self.was_below = false;
+        self.step_llr = [0.0; SignalKind::ALL.len()];
+    }
+
+    /// The server sends no logprobs: token evidence is absent, step evidence remains.
+    pub fn note_no_logprobs(&mut self) {
+        self.no_logprobs_noted = true;
+    }
+
+    /// Up to three signals that pulled the belief down most in the current step.
+    pub fn why(&self) -> Vec<EvidenceTerm> {
+        let mut terms: Vec<EvidenceTerm> = SignalKind::ALL
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.step_llr[*i] < 0.0)
+            .map(|(i, s)| EvidenceTerm {
+                signal: *s,
+                value: self.step_value[i],
+                llr: self.step_llr[i],
+            })
+            .collect();
+        terms.sort_by(|a, b| a.llr.total_cmp(&b.llr));
+        terms.truncate(3);
+        terms
+    }
+
+    /// The event a shadow session logs where a live one would have escalated.
+    pub fn shadow_escalation(&self, step: u32) -> Event {
+        Event::Escalated {
+            step,
+            tick: self.tick(),
+            route: self.shadow_route,
+            reason: EscalationReason::Threshold,
+            belief: self.belief(),
+            threshold: self.threshold(),
+            why: self.why(),
+            shadow: true,
+        }
+    }
+
+    fn remember_terms(&mut self) {
+        for t in self.judge.terms() {
+            let i = t.signal.index();
+            self.step_llr[i] += t.llr;
+            self.step_value[i] = t.value;
+        }
+    }
+
+    fn reading(&mut self) -> Reading {
+        let belief = self.judge.belief();
+        let threshold = self.judge.threshold();
+        let below = belief < threshold;
+        let crossed = below && !self.was_below;
+        self.was_below = below;
+        Reading {
+            tick: self.judge.tick(),
+            belief,
+            log_odds: self.judge.log_odds(),
+            threshold,
+            below,
+            crossed,
+        }
+    }
+}

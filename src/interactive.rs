@@ -1,0 +1,52 @@
+//! Sessions in the TUI (`handoff run`, `handoff demo`): the session, the log and the screen
+//! as one producer and two consumers, with the screen's intents flowing back.
+
+use tokio::sync::mpsc;
+
+use crate::agent::emitter::Emitter;
+use crate::agent::session;
+use crate::event::{Command, Stamped};
+use crate::exec::{Prepared, spawn_log};
+use crate::tui::{ExitReason, UiOptions};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InteractiveError {
+    #[error(transparent)]
+    Ui(#[from] crate::tui::TuiError),
+    #[error(transparent)]
+    Session(#[from] session::SessionError),
+}
+
+/// Runs a prepared session under the TUI until the operator leaves it.
+///
+/// Quitting mid-session sends `Command::Quit`: the session ends as `aborted`, and the log is
+/// flushed and closed before this returns, whatever the UI did.
+pub async fn run_tui(
+    prepared: Prepared,
+    banner: Option<String>,
+) -> Result<ExitReason, InteractiveError> {
+    let Prepared { setup, log_path } = prepared;
+    let (log_tx, log_task) = spawn_log(&log_path, &setup.config.digest());
+    let (ui_tx, ui_rx) = mpsc::channel::<Stamped>(4096);
+    let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
+    let opts = UiOptions {
+        banner,
+        log_path: Some(log_path.display().to_string()),
+        replay: None,
+    };
+    let emitter = Emitter::new(vec![log_tx, ui_tx]);
+    let session = tokio::spawn(session::run(setup, emitter, cmd_rx));
+    let ui = crate::tui::run(ui_rx, cmd_tx.clone(), opts).await;
+    // Whatever ended the UI, the session must end too, so the log is complete.
+    let _ = cmd_tx.send(Command::Quit).await;
+    drop(cmd_tx);
+    let ended = session.await;
+    let log_warning = log_task.await.ok().flatten();
+    if let Some(w) = log_warning {
+        eprintln!("handoff: warning: {w}");
+    }
+    if let Ok(Err(e)) = ended {
+        return Err(e.into());
+    }
+    Ok(ui?)
+}

@@ -1,0 +1,244 @@
+//! Where control goes when the judge escalates, and the one targeted question.
+//!
+//! With `policy.route = "triage"` the senior model reads the distilled handoff note and says
+//! whether the blocker is information only the operator has (then one targeted question
+//! goes to the operator) or capability (then the senior takes over). The answer is parsed
+//! leniently: models wrap JSON in prose or code fences, and a triage reply that cannot be
+//! read must still lead somewhere sensible (the senior), never to an error.
+
+use serde::Deserialize;
+
+use crate::config::RouteMode;
+use crate::event::Route;
+
+/// What the router decided for one escalation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub route: Route,
+    /// Present when `route` is `Operator`.
+    pub question: Option<Question>,
+    /// One sentence from the triage, or why the default was used.
+    pub reason: String,
+}
+
+/// One targeted question to the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub text: String,
+    pub options: Vec<String>,
+    pub default_assumption: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TriageReply {
+    route: String,
+    #[serde(default)]
+    question: String,
+    #[serde(default)]
+    options: Vec<String>,
+    #[serde(default)]
+    default_assumption: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// Whether the route mode needs a triage call to the senior model at all.
+///
+/// `operator` mode still asks the senior to phrase the question (it reads the whole
+/// handoff note); only `senior` mode skips the call.
+pub fn needs_triage_call(mode: RouteMode) -> bool {
+    !matches!(mode, RouteMode::Senior)
+}
+
+/// Turns the triage model's reply (or its absence) into a decision under the configured mode.
+pub fn decide(mode: RouteMode, reply: Option<&str>, task: &str) -> Decision {
+    let parsed = reply.and_then(parse_reply);
+    match mode {
+        RouteMode::Senior => Decision {
+            route: Route::Senior,
+            question: None,
+            reason: "policy.route = senior".into(),
+        },
+        RouteMode::Operator => {
+            let question = parsed
+                .as_ref()
+                .and_then(question_of)
+                .unwrap_or_else(|| fallback_question(task));
+            Decision {
+                route: Route::Operator,
+                question: Some(question),
+                reason: "policy.route = operator".into(),
+            }
+        }
+        RouteMode::Triage => match parsed {
+            Some(r) if r.route.eq_ignore_ascii_case("operator") => match question_of(&r) {
+                Some(q) => Decision {
+                    route: Route::Operator,
+                    question: Some(q),
+                    reason: non_empty(r.reason, "triage: missing information"),
+                },
+                None => Decision {
+                    route: Route::Senior,
+                    question: None,
+                    reason: "triage chose the operator but wrote no question".into(),
+                },
+            },
+            Some(r) => Decision {
+                route: Route::Senior,
+                question: None,
+                reason: non_empty(r.reason, "triage: capability"),
+            },
+            None => Decision {
+                route: Route::Senior,
+                question: None,
+                reason: "triage reply unreadable; the senior takes over".into(),
+            },
+        },
+    }
+}
+
+fn non_empty(s: String, default: &str) -> String {
+    if s.trim().is_empty() {
+        default.to_string()
+    } else {
+        s
+    }
+}
+
+fn question_of(r: &TriageReply) -> Option<Question> {
+    let text = r.question.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let options: Vec<String> = r
+        .options
+        .iter()
+        .map(|o| o.trim().to_string())
+        .filter(|o| !o.is_empty())
+        .take(6)
+        .collect();
+    let default = r.default_assumption.trim();
+    Some(Question {
+        text: text.to_string(),
+        options,
+        default_assumption: (!default.is_empty()).then(|| default.to_string()),
+    })
+}
+
+/// A question that is still specific to the task when no model could phrase one.
+fn fallback_question(task: &str) -> Question {
+    let short: String = task.chars().take(160).collect();
+    Question {
+        text: format!(
+            "The junior is unsure how to proceed on \"{short}\". What detail is it missing?"
+        ),
+        options: Vec::new(),
+        default_assumption: None,
+    }
+}
+
+/// Finds the first JSON object in a model reply (bare, fenced, or inside prose).
+fn parse_reply(text: &str) -> Option<TriageReply> {
+    let start = text.find('{')?;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text[start..].char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return serde_json::from_str(&text[start..=start + i]).ok();
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn triage_reply_in_a_code_fence_becomes_a_question() {
+        let reply = "Sure.\n```json\n{\"route\": \"operator\", \"question\": \"ISO or US dates?\", \
+                     \"options\": [\"ISO\", \" US \", \"\"], \"default_assumption\": \"ISO\", \
+                     \"reason\": \"format unstated {x}\"}\n```";
+        let d = decide(RouteMode::Triage, Some(reply), "t");
+        assert_eq!(
+            d,
+            Decision {
+                route: Route::Operator,
+                question: Some(Question {
+                    text: "ISO or US dates?".into(),
+                    options: vec!["ISO".into(), "US".into()],
+                    default_assumption: Some("ISO".into()),
+                }),
+                reason: "format unstated {x}".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn triage_capability_goes_to_the_senior() {
+        let d = decide(
+            RouteMode::Triage,
+            Some(r#"{"route":"senior","reason":"subtle borrow bug"}"#),
+            "t",
+        );
+        assert_eq!(d.route, Route::Senior);
+        assert_eq!(d.reason, "subtle borrow bug");
+    }
+
+    #[test]
+    fn unreadable_triage_falls_back_to_the_senior() {
+        for reply in [
+            None,
+            Some("no json here"),
+            Some("{\"route\": 3}"),
+            Some("{unclosed"),
+        ] {
+            let d = decide(RouteMode::Triage, reply, "t");
+            assert_eq!(d.route, Route::Senior, "{reply:?}");
+        }
+    }
+
+    #[test]
+    fn operator_chosen_without_a_question_goes_to_the_senior() {
+        let d = decide(RouteMode::Triage, Some(r#"{"route":"operator"}"#), "t");
+        assert_eq!(d.route, Route::Senior);
+    }
+
+    #[test]
+    fn operator_mode_always_asks_even_without_a_reply() {
+        let d = decide(RouteMode::Operator, None, "make the date parser strict");
+        assert_eq!(d.route, Route::Operator);
+        let q = d.question.expect("a question");
+        assert!(q.text.contains("make the date parser strict"));
+    }
+
+    #[test]
+    fn senior_mode_ignores_the_reply() {
+        let d = decide(
+            RouteMode::Senior,
+            Some(r#"{"route":"operator","question":"q"}"#),
+            "t",
+        );
+        assert_eq!(d.route, Route::Senior);
+        assert!(!needs_triage_call(RouteMode::Senior));
+    }
+}

@@ -1,0 +1,311 @@
+use handoff::agent::operator::PreparedAnswer;
+use handoff::agent::session::Approvals;
+use handoff::config::{Approval, RouteMode};
+use handoff::demo::script::{confident, hesitant, join, reply};
+use handoff::demo::server::{Reply, Script};
+use handoff::demo::sse::{Tok, completion};
+use handoff::event::{EscalationReason, Event, Outcome, Route};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::support::{config, repo, run, servers};
+
+const FILES: [(&str, &str); 1] = [("notes.txt", "hello\n")];
+
+fn write_done() -> Reply {
+    reply(
+        confident("Writing the file."),
+        Some((
+            "c2",
+            "write_file",
+            json!({"path": "done.txt", "content": "done\n"}),
+        )),
+    )
+}
+
+fn finish() -> Reply {
+    reply(
+        confident("Done."),
+        Some(("c9", "finish", json!({"summary": "wrote done.txt"}))),
+    )
+}
+
+/// Long enough a hesitant run that any sensible prior falls below τ = 0.3.
+fn lost() -> String {
+    "I am not sure which file this is about or what the format should be, ".repeat(8)
+}
+
+#[tokio::test]
+async fn a_confident_junior_finishes_alone_and_the_check_labels_success() {
+    let junior = Script::new(vec![
+        reply(
+            confident("Reading notes."),
+            Some(("c1", "read_file", json!({"path": "notes.txt"}))),
+        ),
+        write_done(),
+        finish(),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.agent.check = Some("test -f done.txt".into());
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create done.txt",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    assert_eq!(ran.summary.outcome, Outcome::Success);
+    assert_eq!(ran.summary.escalations.len(), 0);
+    assert_eq!(s.requests().len(), 0, "the senior was never called");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("done.txt")).expect("written"),
+        "done\n"
+    );
+    assert_eq!(ran.count("session_started"), 1);
+    assert_eq!(ran.count("step_ended"), 3);
+    assert_eq!(ran.events.last().map(Event::kind), Some("session_ended"));
+    // Every junior token was judged: one belief update per token at least.
+    assert!(ran.count("belief_updated") >= ran.count("token"));
+    // The request carried the tools and asked for logprobs.
+    let body = &j.bodies()[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["logprobs"], true);
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        tools,
+        vec![
+            "list_files",
+            "read_file",
+            "search",
+            "apply_patch",
+            "write_file",
+            "run",
+            "ask_operator",
+            "finish"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn degrading_logprobs_cut_the_junior_and_the_senior_finishes() {
+    let junior = Script::new(vec![
+        reply(
+            confident("Reading notes."),
+            Some(("c1", "read_file", json!({"path": "notes.txt"}))),
+        ),
+        reply(
+            join([confident("Now"), hesitant(&lost())]),
+            Some((
+                "c2",
+                "write_file",
+                json!({"path": "wrong.txt", "content": "x"}),
+            )),
+        ),
+    ]);
+    let senior = Script::new(vec![write_done(), finish()]);
+    let (j, s) = servers(junior, senior).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.policy.route = RouteMode::Senior;
+    cfg.policy.handoff = handoff::config::HandoffMode::Rest;
+    cfg.agent.check = Some("test -f done.txt".into());
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create done.txt",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    assert_eq!(ran.summary.outcome, Outcome::Success);
+    let esc = &ran.summary.escalations;
+    assert_eq!(esc.len(), 1, "{esc:?}");
+    assert_eq!(esc[0].route, Route::Senior);
+    assert_eq!(esc[0].reason, EscalationReason::Threshold);
+    assert!(esc[0].belief < esc[0].threshold);
+    assert_eq!(esc[0].step, 2);
+    // The cut was mid-stream: the junior's proposed write never touched the repository.
+    assert!(!dir.path().join("wrong.txt").exists());
+    // The senior got the distilled handoff note with the task and the reason.
+    let note = s.bodies()[0]["messages"][1]["content"]
+        .as_str()
+        .expect("note")
+        .to_string();
+    assert!(
+        note.contains("create done.txt") && note.contains("fell below the threshold"),
+        "{note}"
+    );
+    assert!(ran.count("senior_took_over") == 1);
+    match ran.events.iter().find(|e| e.kind() == "session_ended") {
+        Some(Event::SessionEnded { censored, .. }) => assert!(*censored),
+        other => panic!("no session end: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn triage_sends_one_question_to_the_operator_and_the_answer_reaches_the_junior() {
+    let junior = Script::new(vec![
+        reply(join([confident("Which"), hesitant(&lost())]), None),
+        write_done(),
+        finish(),
+    ]);
+    let verdict = json!({"route": "operator", "question": "Which file name?", "options": ["done.txt", "x.txt"],
+        "default_assumption": "done.txt", "reason": "name unstated"});
+    let senior = Script::new(vec![Reply::sse(
+        completion(&[Tok::new(&verdict.to_string(), -0.01)], &[], 10),
+        std::time::Duration::ZERO,
+    )]);
+    let (j, s) = servers(junior, senior).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.policy.route = RouteMode::Triage;
+    cfg.agent.check = Some("test -f done.txt".into());
+    let answers = vec![PreparedAnswer {
+        answer: "done.txt".into(),
+        needed: Some(true),
+    }];
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create the file",
+        answers,
+        Approvals::Refused,
+    )
+    .await;
+    assert_eq!(ran.summary.outcome, Outcome::Success);
+    assert_eq!(ran.summary.escalations.len(), 1);
+    assert_eq!(ran.summary.escalations[0].route, Route::Operator);
+    assert_eq!(
+        ran.summary.ask,
+        handoff::event::AskCounts {
+            tp: 1,
+            fp: 0,
+            fn_: 0
+        }
+    );
+    let asked = ran.events.iter().find_map(|e| match e {
+        Event::OperatorAsked {
+            question, options, ..
+        } => Some((question.clone(), options.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        asked,
+        Some((
+            "Which file name?".to_string(),
+            vec!["done.txt".to_string(), "x.txt".to_string()]
+        ))
+    );
+    // The junior's next request carries the operator's answer.
+    let second = j.bodies()[1].to_string();
+    assert!(
+        second.contains("The operator answered") && second.contains("done.txt"),
+        "{second}"
+    );
+    // The triage request was the senior's only one: it did not take over.
+    assert_eq!(s.requests().len(), 1);
+    assert_eq!(ran.count("senior_took_over"), 0);
+}
+
+#[tokio::test]
+async fn path_escapes_are_refused_and_the_model_is_told() {
+    let junior = Script::new(vec![
+        reply(
+            confident("Peek."),
+            Some(("c1", "read_file", json!({"path": "../outside.txt"}))),
+        ),
+        reply(
+            confident("Write."),
+            Some((
+                "c2",
+                "write_file",
+                json!({"path": ".git/config", "content": "x"}),
+            )),
+        ),
+        finish(),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let cfg = config(&j, &s);
+    let ran = run(cfg, dir.path(), "look around", vec![], Approvals::Refused).await;
+    let results: Vec<(bool, String)> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResulted {
+                ok, output, name, ..
+            } if name != "finish" => Some((*ok, output.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2);
+    for (ok, output) in &results {
+        assert!(!ok, "{output}");
+        assert!(output.contains("refused"), "{output}");
+    }
+    // The refusal reached the model as the tool result.
+    let second = j.bodies()[1].to_string();
+    assert!(second.contains("refused"), "{second}");
+    assert_ne!(
+        std::fs::read_to_string(dir.path().join(".git/config")).expect("git config"),
+        "x"
+    );
+}
+
+#[tokio::test]
+async fn a_write_without_approval_is_refused_and_logged() {
+    let junior = Script::new(vec![write_done(), finish()]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.agent.approval = Approval::OnWrite;
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create done.txt",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    assert!(!dir.path().join("done.txt").exists());
+    let decided = ran.events.iter().find_map(|e| match e {
+        Event::ApprovalDecided { approved, by, .. } => Some((*approved, by.clone())),
+        _ => None,
+    });
+    assert_eq!(decided, Some((false, "policy".to_string())));
+}
+
+#[tokio::test]
+async fn a_stream_dropped_mid_way_is_retried_and_not_held_against_the_junior() {
+    let first = completion(
+        &confident("Reading the notes file now."),
+        &[("c1", "read_file", r#"{"path":"notes.txt"}"#)],
+        10,
+    );
+    let junior = Script::new(vec![
+        Reply::dropped_after(first.clone(), 3),
+        Reply::sse(first, std::time::Duration::ZERO),
+        finish(),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let cfg = config(&j, &s);
+    let ran = run(cfg, dir.path(), "read notes", vec![], Approvals::Refused).await;
+    assert_eq!(ran.count("fault"), 1, "{:?}", ran.kinds());
+    assert_eq!(ran.summary.escalations.len(), 0);
+    assert_eq!(ran.summary.outcome, Outcome::Unlabelled);
+    assert_eq!(j.requests().len(), 3);
+    // No belief update mentions the fault: evidence terms are only signals.
+    assert!(ran.events.iter().all(|e| match e {
+        Event::BeliefUpdated { terms, .. } => !terms.is_empty(),
+        _ => true,
+    }));
+}

@@ -1,0 +1,116 @@
+//! Shared setup: temporary repositories, configs pointing at scripted servers, and a way to
+//! run one headless session and read back its log.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use handoff::agent::operator::{Answerer, PreparedAnswer};
+use handoff::agent::session::Approvals;
+use handoff::config::{Approval, Config, RouteMode, ThresholdKind};
+use handoff::demo::server::{Script, ScriptedServer};
+use handoff::event::{Event, Stamped};
+use handoff::exec::{self, Summary};
+
+/// A committed git repository with these files.
+pub fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, text).expect("write");
+    }
+    let repo = git2::Repository::init(dir.path()).expect("git init");
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)
+        .expect("add");
+    index.write().expect("index write");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("find tree");
+    let sig = git2::Signature::now("test", "test@example.invalid").expect("sig");
+    repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+        .expect("commit");
+    dir
+}
+
+/// Defaults pointed at the two servers; constant threshold so tests do not depend on the DP.
+pub fn config(junior: &ScriptedServer, senior: &ScriptedServer) -> Config {
+    let mut c = Config::default();
+    c.junior.base_url = junior.base_url();
+    c.junior.model = "junior-test".into();
+    c.junior.max_retries = 2;
+    c.senior.base_url = senior.base_url();
+    c.senior.model = "senior-test".into();
+    c.senior.api_key_env = None;
+    c.senior.max_retries = 1;
+    c.policy.threshold = ThresholdKind::Constant;
+    c.policy.constant = 0.3;
+    c.policy.route = RouteMode::Senior;
+    c.agent.approval = Approval::Never;
+    c.agent.max_steps = 8;
+    c
+}
+
+pub async fn servers(junior: Script, senior: Script) -> (ScriptedServer, ScriptedServer) {
+    let j = ScriptedServer::start(junior).await.expect("junior server");
+    let s = ScriptedServer::start(senior).await.expect("senior server");
+    (j, s)
+}
+
+/// What a finished session left: its summary and every event of its log.
+pub struct Ran {
+    pub summary: Summary,
+    pub events: Vec<Event>,
+    #[allow(dead_code)]
+    pub log: PathBuf,
+}
+
+impl Ran {
+    pub fn kinds(&self) -> Vec<&'static str> {
+        self.events.iter().map(Event::kind).collect()
+    }
+    pub fn count(&self, kind: &str) -> usize {
+        self.events.iter().filter(|e| e.kind() == kind).count()
+    }
+}
+
+pub async fn run(
+    config: Config,
+    repo: &Path,
+    task: &str,
+    answers: Vec<PreparedAnswer>,
+    approvals: Approvals,
+) -> Ran {
+    let logs = tempfile::tempdir().expect("tempdir").keep();
+    let log = logs.join("session.jsonl");
+    let prepared =
+        exec::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
+    let summary = exec::run_headless(prepared, Answerer::Prepared(VecDeque::from(answers)), false)
+        .await
+        .expect("session runs");
+    let events = read_log(&log);
+    Ran {
+        summary,
+        events,
+        log,
+    }
+}
+
+/// Every event of a log, asserting the header and that each line parses.
+pub fn read_log(path: &Path) -> Vec<Event> {
+    let text = std::fs::read_to_string(path).expect("log exists");
+    let mut lines = text.lines();
+    let header: serde_json::Value =
+        serde_json::from_str(lines.next().expect("header line")).expect("header json");
+    assert_eq!(header["v"], 1, "header {header}");
+    lines
+        .map(|l| {
+            serde_json::from_str::<Stamped>(l)
+                .expect("every line is an event")
+                .event
+        })
+        .collect()
+}
