@@ -243,9 +243,9 @@ impl Default for ModelConfig {
 impl Default for Costs {
     fn default() -> Self {
         Costs {
-            kappa: 0.00002,
-            gamma_senior: 0.4,
-            gamma_operator: 0.2,
+            kappa: 0.00001,
+            gamma_senior: 0.35,
+            gamma_operator: 0.5,
             loss: 1.0,
             p_senior: 0.9,
             p_operator: 0.85,

@@ -197,7 +197,7 @@ fn print_summary(summary: &handoff::exec::Summary, json: bool) -> anyhow::Result
     println!("steps        {}", summary.steps);
     for e in &summary.escalations {
         println!(
-            "escalation   step {} → {:?} ({:?}{}) B_t {:.2} < τ_t {:.2}",
+            "escalation   step {} → {:?} ({:?}{}) B_t {:.3} < τ_t {:.3}",
             e.step,
             e.route,
             e.reason,

@@ -75,7 +75,7 @@ pub fn event_line(e: &Event) -> Option<String> {
             shadow,
             ..
         } => format!(
-            "{}escalation → {} ({reason:?}): B_t {belief:.2} < τ_t {threshold:.2}",
+            "{}escalation → {} ({reason:?}): B_t {belief:.3} < τ_t {threshold:.3}",
             if *shadow { "[shadow] " } else { "" },
             route(*r)
         ),

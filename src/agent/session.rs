@@ -112,8 +112,15 @@ pub async fn run(
         junior,
         senior,
     } = setup;
+    // Commands the model runs never see the endpoints' API keys.
+    let key_vars: Vec<String> = [&config.junior.api_key_env, &config.senior.api_key_env]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     let workspace = Workspace::new(&repo_dir, &config.agent)
-        .map_err(|e| SessionError::Workspace(repo_dir.clone(), e))?;
+        .map_err(|e| SessionError::Workspace(repo_dir.clone(), e))?
+        .hide_env(key_vars);
     let repo = Repo::open(&repo_dir).ok().map(std::sync::Mutex::new);
     emitter
         .emit(Event::SessionStarted {
@@ -132,6 +139,14 @@ pub async fn run(
             prior: watch.prior(),
         })
         .await;
+    if let Some(note) = workspace.sandbox_note() {
+        emitter
+            .emit(Event::Warning {
+                kind: "sandbox".into(),
+                message: note,
+            })
+            .await;
+    }
     let mut st = State {
         emitter,
         commands,

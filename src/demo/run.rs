@@ -91,7 +91,7 @@ pub fn config(junior_url: &str, senior_url: &str) -> Config {
     c.policy.threshold = ThresholdKind::Optimal;
     c.policy.route = RouteMode::Triage;
     c.policy.handoff = HandoffMode::Step;
-    c.policy.cooldown_steps = 1;
+    c.policy.cooldown_steps = 0;
     c.agent.check = Some("cargo test --quiet".into());
     c.agent.approval = Approval::Never;
     c.agent.max_steps = 12;

@@ -91,7 +91,7 @@ pub fn junior() -> Script {
             join([
                 confident("Hours are missing from the match."),
                 hesitant(
-                    "But the task does not say what a bare number such as 90 should mean: \
+                    " But the task does not say what a bare number such as 90 should mean: \
                      seconds, or an error? The tests do not say either, and the README \
                      does not mention it, so I could guess seconds, or keep the error, \
                      and either choice changes the public behaviour of the library",
