@@ -252,7 +252,14 @@ fn apply_hunks(base: &Text, hunks: &[Hunk], label: &str) -> Result<Text, Vec<Str
     let mut floor = 0usize;
     let mut errors = Vec::new();
     for (k, hunk) in hunks.iter().enumerate() {
-        let hint = (hunk.old_start.saturating_sub(1) as isize + delta).max(0) as usize;
+        // `-a,b` names the first old line; a hunk without old lines (`-a,0`) instead names
+        // the line it goes *after*.
+        let first = if hunk.old_lines().is_empty() {
+            hunk.old_start
+        } else {
+            hunk.old_start.saturating_sub(1)
+        };
+        let hint = (first as isize + delta).max(0) as usize;
         match place(&text.lines, hunk, hint, floor) {
             Some((pos, old_len, new)) => {
                 let reaches_end = pos + old_len == text.lines.len();
@@ -386,6 +393,11 @@ fn diagnose(lines: &[String], old: &[&str], hint: usize) -> String {
     };
     let best = (0..lines.len()).max_by_key(|&p| (prefix(p), std::cmp::Reverse(p.abs_diff(hint))));
     match best {
+        Some(p) if prefix(p) >= old.len() => format!(
+            "its lines occur at line {} only, which a previous hunk of this file already changed \
+             or passed (hunks must be in file order and must not overlap)",
+            p + 1
+        ),
         Some(p) if prefix(p) > 0 => {
             let j = prefix(p);
             let at = p + j;
