@@ -43,6 +43,9 @@ pub struct DiffStat {
 pub struct Repo {
     repo: Repository,
     workdir: PathBuf,
+    /// Holds the temporary index between snapshots, so its stat cache spares re-hashing
+    /// unchanged files at every step. Removed with the `Repo`.
+    scratch: tempfile::TempDir,
 }
 
 impl std::fmt::Debug for Repo {
@@ -61,7 +64,18 @@ impl Repo {
             .workdir()
             .map(Path::to_path_buf)
             .ok_or_else(|| RepoError::Bare(repo.path().to_path_buf()))?;
-        Ok(Repo { repo, workdir })
+        let scratch = tempfile::Builder::new()
+            .prefix("handoff-index-")
+            .tempdir()
+            .map_err(|source| RepoError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        Ok(Repo {
+            repo,
+            workdir,
+            scratch,
+        })
     }
 
     /// The root of the work tree.
@@ -78,13 +92,11 @@ impl Repo {
     /// The tree of the work tree as it is now, written to the object database but not
     /// referenced (see [`Repo::checkpoint`] for the kept kind).
     pub fn snapshot(&self) -> Result<String, RepoError> {
-        let scratch = tempfile::tempdir().map_err(|source| RepoError::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-        let index_path = scratch.path().join("index");
+        let index_path = self.scratch.path().join("index");
         let user_index = self.repo.path().join("index");
-        if user_index.is_file() {
+        // Seeded once from the user's index, so files that are tracked but match an ignore
+        // pattern are still part of the snapshot (as `git add -A` would keep them).
+        if !index_path.exists() && user_index.is_file() {
             std::fs::copy(&user_index, &index_path).map_err(|source| RepoError::Io {
                 path: user_index.clone(),
                 source,
@@ -96,7 +108,9 @@ impl Repo {
         repo.set_index(&mut index)?;
         index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
         index.update_all(["*"], None)?;
-        Ok(index.write_tree()?.to_string())
+        let tree = index.write_tree()?;
+        index.write()?;
+        Ok(tree.to_string())
     }
 
     /// Snapshots the work tree and keeps it under `refs/handoff/<session>/<step>`.
@@ -180,7 +194,10 @@ impl Repo {
     /// Puts the work tree back to checkpoint `tree`: files that differ are rewritten from
     /// the tree, files the tree lacks are removed. Ignored files, the index, HEAD and the
     /// branches are left alone.
-    pub fn restore(&self, tree: &str) -> Result<(), RepoError> {
+    ///
+    /// Returns the tree of the work tree as it was just before, already written to the
+    /// object database, so a restore can itself be undone (keep it with [`Repo::keep`]).
+    pub fn restore(&self, tree: &str) -> Result<String, RepoError> {
         let now = self.snapshot()?;
         let diff = self.tree_diff(&now, tree)?;
         // Deletions first, so a file can replace a directory of the same name (and back).
@@ -200,7 +217,31 @@ impl Repo {
                 self.write_blob(path, new.id(), new.mode())?;
             }
         }
+        Ok(now)
+    }
+
+    /// References an existing tree under `refs/handoff/<session>/<name>` (e.g. the tree a
+    /// restore returned), so `git gc` keeps it.
+    pub fn keep(&self, session: &str, name: &str, tree: &str) -> Result<(), RepoError> {
+        let refname = format!("refs/handoff/{session}/{name}");
+        if !git2::Reference::is_valid_name(&refname) {
+            return Err(RepoError::BadName(refname));
+        }
+        let oid = self.tree(tree)?.id();
+        self.repo.reference(&refname, oid, true, "handoff keep")?;
         Ok(())
+    }
+
+    /// Deletes every checkpoint ref of `session` (the trees become garbage for `git gc`).
+    /// Returns how many refs were removed.
+    pub fn remove_checkpoints(&self, session: &str) -> Result<usize, RepoError> {
+        let glob = format!("refs/handoff/{session}/*");
+        let mut removed = 0;
+        for reference in self.repo.references_glob(&glob)? {
+            reference?.delete()?;
+            removed += 1;
+        }
+        Ok(removed)
     }
 
     fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {

@@ -155,7 +155,11 @@ impl Confinement {
         if raw.components().any(|c| matches!(c, Component::ParentDir)) {
             return Err(ConfineError::Escapes(path.to_string()));
         }
-        let (existing, tail) = split_existing(raw);
+        let raw: PathBuf = raw
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect();
+        let (existing, tail) = split_existing(&raw);
         let canonical = existing
             .canonicalize()
             .map_err(|_| ConfineError::Escapes(path.to_string()))?;
@@ -265,4 +269,76 @@ pub fn touches_git_dir(rel: &Path) -> bool {
             .unwrap_or(false),
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_dir_names_in_every_spelling() {
+        for p in [
+            ".git",
+            ".GIT/x",
+            "a/.Git/b",
+            ".git./c",
+            ".git /d",
+            ".git.. /e",
+        ] {
+            assert!(touches_git_dir(Path::new(p)), "{p}");
+        }
+        for p in [
+            ".gitignore",
+            ".github/x",
+            "git",
+            "a/.gitmodules",
+            "x.git",
+            "..git",
+        ] {
+            assert!(!touches_git_dir(Path::new(p)), "{p}");
+        }
+    }
+
+    #[test]
+    fn text_checks_name_the_problem() {
+        assert_eq!(check_text(""), Err(ConfineError::Empty));
+        assert_eq!(check_text("a\0b"), Err(ConfineError::Nul));
+        assert_eq!(check_text("a\u{7f}"), Err(ConfineError::ControlChar(0x7f)));
+        assert_eq!(check_text("a\u{85}"), Err(ConfineError::ControlChar(0x85)));
+        assert_eq!(
+            check_text("\u{2067}x"),
+            Err(ConfineError::ControlChar(0x2067))
+        );
+        assert_eq!(
+            check_text(&"x".repeat(256)),
+            Err(ConfineError::NameTooLong(256))
+        );
+        assert_eq!(
+            check_text(&"x/".repeat(2049)),
+            Err(ConfineError::TooLong(4098))
+        );
+        assert_eq!(check_text("src/ｌｉｂ．ｒｓ"), Ok(()));
+    }
+
+    #[test]
+    fn an_absolute_path_spelled_through_a_symlinked_ancestor_is_inside() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let real = base.path().join("real");
+        std::fs::create_dir_all(real.join("src")).expect("mkdir");
+        std::fs::write(real.join("src/a.rs"), "x").expect("write");
+        std::os::unix::fs::symlink(&real, base.path().join("alias")).expect("symlink");
+        let confine = Confinement::new(&real).expect("root");
+        let spelled = base.path().join("alias/./src/a.rs");
+        let resolved = confine
+            .resolve(&spelled.display().to_string(), Access::Read)
+            .expect("inside");
+        assert_eq!(resolved.rel, PathBuf::from("src/a.rs"));
+        assert!(resolved.exists);
+        let new_file = base.path().join("alias/src/new.rs");
+        let resolved = confine
+            .resolve(&new_file.display().to_string(), Access::Write)
+            .expect("inside");
+        assert_eq!(resolved.rel, PathBuf::from("src/new.rs"));
+        assert!(!resolved.exists);
+    }
 }

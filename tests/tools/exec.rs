@@ -250,3 +250,19 @@ async fn overwriting_keeps_permissions_and_leaves_no_temp_files() {
         .collect();
     assert_eq!(names, vec!["tool.sh".to_string()]);
 }
+
+#[tokio::test]
+async fn a_far_too_broad_search_stops_counting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let many: String = (0..12_000).map(|i| format!("{i}\n")).collect();
+    write(dir.path(), "a.txt", &many);
+    write(dir.path(), "b.txt", &many);
+    let out = call(&workspace(dir.path()), "search", json!({"pattern": "."})).await;
+    assert!(out.ok);
+    assert!(
+        out.output
+            .contains("[at least 10000 more matches not shown; the search stopped there"),
+        "{}",
+        out.output
+    );
+}

@@ -3,6 +3,7 @@
 mod confine;
 mod exec;
 mod patch;
+mod properties;
 mod repo;
 mod run;
 mod sandbox;

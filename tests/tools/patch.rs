@@ -115,14 +115,18 @@ async fn create_delete_and_rename() {
 async fn line_endings_and_missing_final_newline_are_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), "crlf.txt", "a\r\nb\r\nc\r\n");
+    write(dir.path(), "mixed.txt", "a\r\nb\nc\r\nd\r\n");
     write(dir.path(), "nonl.txt", "x\ny");
     let ws = workspace(dir.path());
     let patch = "--- a/crlf.txt\n+++ b/crlf.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\
+--- a/mixed.txt\n+++ b/mixed.txt\n@@ -2,2 +2,3 @@\n b\n+new\n-c\n+C\n\
 --- a/nonl.txt\n+++ b/nonl.txt\n@@ -1,2 +1,2 @@\n-x\n+X\n y\n\\ No newline at end of file\n";
     let out = call(&ws, "apply_patch", json!({"patch": patch})).await;
     assert!(out.ok, "{out:?}");
     assert_eq!(read(dir.path(), "crlf.txt"), "a\r\nB\r\nc\r\n");
     assert_eq!(read(dir.path(), "nonl.txt"), "X\ny");
+    // Untouched lines keep their own endings; added lines take the dominant one (CRLF).
+    assert_eq!(read(dir.path(), "mixed.txt"), "a\r\nb\nnew\r\nC\r\nd\r\n");
 }
 
 #[tokio::test]

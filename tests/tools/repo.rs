@@ -96,7 +96,8 @@ fn checkpoints_diff_and_restore_without_touching_index_or_branches() {
         .collect();
     assert_eq!(branches.len(), 1, "{branches:?}");
 
-    repo.restore(&t0).expect("restore");
+    let before_restore = repo.restore(&t0).expect("restore");
+    assert_eq!(before_restore, t2, "restore returns the tree it replaced");
     assert_eq!(read(root, "src/lib.rs"), "pub fn one() -> u32 { 1 }\n");
     assert_eq!(read(root, "README"), "readme\n");
     assert!(!root.join("src/new.rs").exists());
@@ -111,6 +112,44 @@ fn checkpoints_diff_and_restore_without_touching_index_or_branches() {
     // And forward again.
     repo.restore(&t2).expect("restore forward");
     assert_eq!(repo.snapshot().expect("snapshot"), t2);
+
+    repo.keep("s1", "before-restore", &before_restore)
+        .expect("keep");
+    assert_eq!(repo.checkpoint_tree("s1", 0).expect("ref"), t0);
+    assert_eq!(repo.remove_checkpoints("s1").expect("remove"), 4);
+    assert!(repo.checkpoint_tree("s1", 0).is_err());
+    assert_eq!(repo.remove_checkpoints("s1").expect("remove again"), 0);
+}
+
+#[test]
+fn tracked_files_that_match_an_ignore_pattern_stay_in_checkpoints() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let git = Repository::init(root).expect("init");
+    write(root, "vendored.lock", "v1\n");
+    commit_all(&git, "first");
+    write(root, ".gitignore", "*.lock\n");
+    write(root, "vendored.lock", "v2\n");
+    write(root, "fresh.lock", "untracked and ignored\n");
+    let repo = Repo::open(root).expect("open");
+    let tree = repo.checkpoint("s", 0).expect("cp");
+    let t = git
+        .find_tree(git2::Oid::from_str(&tree).expect("oid"))
+        .expect("tree");
+    let names: Vec<String> = t
+        .iter()
+        .filter_map(|e| e.name().ok().map(str::to_string))
+        .collect();
+    assert_eq!(
+        names,
+        vec![".gitignore".to_string(), "vendored.lock".to_string()]
+    );
+    let blob = t
+        .get_name("vendored.lock")
+        .expect("entry")
+        .to_object(&git)
+        .expect("obj");
+    assert_eq!(blob.as_blob().expect("blob").content(), b"v2\n");
 }
 
 #[test]

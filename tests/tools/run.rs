@@ -21,6 +21,8 @@ async fn exit_code_and_both_streams_are_reported_from_the_repo_root() {
     assert!(!out.ok && out.writes);
     let root = ws.root().display().to_string();
     assert_eq!(out.output, format!("exit code: 3\n{root}\nout\nerr\n"));
+    let killed = call(&ws, "run", json!({"command": "kill -TERM $$"})).await;
+    assert_eq!(killed.output, "killed by signal 15\n(no output)");
     let ok = call(&ws, "run", json!({"command": "true"})).await;
     assert!(ok.ok);
     assert_eq!(ok.output, "exit code: 0\n(no output)");

@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::confine::{ConfineError, Confinement};
+use crate::competence::evidence::SignalKind;
 use crate::config::AgentConfig;
 
 pub use args::{AskOperatorArgs, FinishArgs, parse_args};
@@ -45,6 +46,20 @@ pub enum OutcomeKind {
 }
 
 impl OutcomeKind {
+    /// The step signal this outcome is evidence of, if any. A refused path or malformed
+    /// arguments are the model's mistakes like any failed call, so they count as tool
+    /// errors; a command timing out does too (the model chose the command).
+    pub fn signal(self) -> Option<SignalKind> {
+        match self {
+            OutcomeKind::Ok => None,
+            OutcomeKind::PatchRejected => Some(SignalKind::PatchRejected),
+            OutcomeKind::ToolError
+            | OutcomeKind::Refused
+            | OutcomeKind::BadArguments
+            | OutcomeKind::TimedOut => Some(SignalKind::ToolError),
+        }
+    }
+
     /// Stable snake_case name for logs.
     pub fn name(self) -> &'static str {
         match self {
@@ -59,7 +74,7 @@ impl OutcomeKind {
 }
 
 /// The result of one tool call, as the loop logs it and the model sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolOutcome {
     pub ok: bool,
     /// What the model sees (already capped).

@@ -18,31 +18,27 @@ use super::{ToolFailure, Workspace};
 use crate::agent::confine::{Access, Resolved};
 
 /// A file's text as lines, with what is needed to write it back the same way.
+///
+/// Lines keep their own `\r`, so a file with mixed line endings is written back with the
+/// endings it had; lines the patch adds take the file's dominant ending.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Text {
     lines: Vec<String>,
     final_newline: bool,
+    /// Most lines end in CRLF.
     crlf: bool,
 }
 
 impl Text {
     fn parse(content: &str) -> Text {
-        let crlf = content.contains("\r\n");
+        let newlines = content.matches('\n').count();
+        let crlf = content.matches("\r\n").count() * 2 > newlines;
         let final_newline = content.is_empty() || content.ends_with('\n');
         let body = content.strip_suffix('\n').unwrap_or(content);
         let lines = if content.is_empty() {
             Vec::new()
         } else {
-            body.split('\n')
-                .map(|l| {
-                    if crlf {
-                        l.strip_suffix('\r').unwrap_or(l)
-                    } else {
-                        l
-                    }
-                })
-                .map(str::to_string)
-                .collect()
+            body.split('\n').map(str::to_string).collect()
         };
         Text {
             lines,
@@ -52,13 +48,17 @@ impl Text {
     }
 
     fn render(&self) -> String {
-        let eol = if self.crlf { "\r\n" } else { "\n" };
-        let mut out = self.lines.join(eol);
+        let mut out = self.lines.join("\n");
         if self.final_newline && !self.lines.is_empty() {
-            out.push_str(eol);
+            out.push('\n');
         }
         out
     }
+}
+
+/// A line without its carriage return, as the patch (parsed without them) spells it.
+fn strip_cr(line: &str) -> &str {
+    line.strip_suffix('\r').unwrap_or(line)
 }
 
 /// The state of one path after the patch, before anything is written.
@@ -109,15 +109,41 @@ pub fn apply_patch(ws: &Workspace, args: &ApplyPatchArgs) -> Result<String, Tool
         out.push_str("Re-read the file and send a patch whose context lines match it exactly.");
         return Err(ToolFailure::PatchRejected(out));
     }
-    for change in &staged {
-        match &change.text {
-            Some(text) => write_confined(&change.target, text.render().as_bytes())?,
-            None => std::fs::remove_file(&change.target.abs).map_err(|e| {
-                ToolFailure::Error(format!("cannot delete `{}`: {e}", change.target.display()))
-            })?,
+    commit(&staged)?;
+    Ok(summary.join("\n"))
+}
+
+/// Writes every staged change; if one fails (disk full, permissions), the files already
+/// changed are put back as they were, so the patch stays all or nothing.
+fn commit(staged: &[Staged]) -> Result<(), ToolFailure> {
+    let originals: Vec<Option<Vec<u8>>> = staged
+        .iter()
+        .map(|c| std::fs::read(&c.target.abs).ok())
+        .collect();
+    for (done, change) in staged.iter().enumerate() {
+        let result = match &change.text {
+            Some(text) => write_confined(&change.target, text.render().as_bytes()),
+            None => match std::fs::remove_file(&change.target.abs) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ToolFailure::Error(
+                    format!("cannot delete `{}`: {e}", change.target.display()),
+                )),
+                _ => Ok(()),
+            },
+        };
+        if let Err(failure) = result {
+            for (undo, original) in staged[..done].iter().zip(&originals) {
+                let _ = match original {
+                    Some(bytes) => write_confined(&undo.target, bytes),
+                    None => std::fs::remove_file(&undo.target.abs)
+                        .map_err(|e| ToolFailure::Error(e.to_string())),
+                };
+            }
+            return Err(ToolFailure::Error(format!(
+                "{failure}; the files already changed were put back"
+            )));
         }
     }
-    Ok(summary.join("\n"))
+    Ok(())
 }
 
 fn upsert(staged: &mut Vec<Staged>, change: Staged) {
@@ -252,8 +278,15 @@ fn apply_hunks(base: &Text, hunks: &[Hunk], label: &str) -> Result<Text, Vec<Str
     let mut floor = 0usize;
     let mut errors = Vec::new();
     for (k, hunk) in hunks.iter().enumerate() {
-        let hint = (hunk.old_start.saturating_sub(1) as isize + delta).max(0) as usize;
-        match place(&text.lines, hunk, hint, floor) {
+        // `-a,b` names the first old line; a hunk without old lines (`-a,0`) instead names
+        // the line it goes *after*.
+        let first = if hunk.old_lines().is_empty() {
+            hunk.old_start
+        } else {
+            hunk.old_start.saturating_sub(1)
+        };
+        let hint = (first as isize + delta).max(0) as usize;
+        match place(&text.lines, hunk, hint, floor, text.crlf) {
             Some((pos, old_len, new)) => {
                 let reaches_end = pos + old_len == text.lines.len();
                 let new_len = new.len();
@@ -287,8 +320,9 @@ fn place(
     hunk: &Hunk,
     hint: usize,
     floor: usize,
+    crlf: bool,
 ) -> Option<(usize, usize, Vec<String>)> {
-    let exact = |a: &str, b: &str| a == b;
+    let exact = |a: &str, b: &str| strip_cr(a) == b;
     let loose = |a: &str, b: &str| a.trim_end() == b.trim_end();
     for body in variants(&hunk.lines) {
         let old: Vec<&str> = body
@@ -307,6 +341,7 @@ fn place(
                             .get(pos + context_index(body, l))
                             .cloned()
                             .or(Some(s.clone())),
+                        HunkLine::Add(s) if crlf => Some(format!("{s}\r")),
                         HunkLine::Add(s) => Some(s.clone()),
                         HunkLine::Remove(_) => None,
                     })
@@ -386,6 +421,11 @@ fn diagnose(lines: &[String], old: &[&str], hint: usize) -> String {
     };
     let best = (0..lines.len()).max_by_key(|&p| (prefix(p), std::cmp::Reverse(p.abs_diff(hint))));
     match best {
+        Some(p) if prefix(p) >= old.len() => format!(
+            "its lines occur at line {} only, which a previous hunk of this file already changed \
+             or passed (hunks must be in file order and must not overlap)",
+            p + 1
+        ),
         Some(p) if prefix(p) > 0 => {
             let j = prefix(p);
             let at = p + j;
@@ -394,7 +434,7 @@ fn diagnose(lines: &[String], old: &[&str], hint: usize) -> String {
                     "the closest match starts at line {}; its line {} reads `{}` where the patch expects `{}`",
                     p + 1,
                     at + 1,
-                    found,
+                    strip_cr(found),
                     old[j]
                 ),
                 None => format!(
@@ -417,16 +457,48 @@ fn diagnose(lines: &[String], old: &[&str], hint: usize) -> String {
     }
 }
 
-/// The paths a patch text would touch, for approval prompts and logs.
+/// The paths a patch text would touch, in order and without repeats, for approval prompts
+/// and logs; empty when the text does not parse.
 pub fn touched_paths(patch: &str) -> Vec<PathBuf> {
-    unified::parse(patch)
-        .map(|files| {
-            files
-                .iter()
-                .flat_map(|f| [f.old_path.clone(), f.new_path.clone()])
-                .flatten()
-                .map(PathBuf::from)
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for file in unified::parse(patch).unwrap_or_default() {
+        for path in [file.old_path, file.new_path].into_iter().flatten() {
+            let path = PathBuf::from(path);
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trips_every_ending() {
+        for content in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "a\r\nb\n",
+            "a\n\n",
+        ] {
+            assert_eq!(Text::parse(content).render(), content, "{content:?}");
+        }
+    }
+
+    #[test]
+    fn touched_paths_are_listed_once_in_order() {
+        let patch = "--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-b\n+c\n--- /dev/null\n+++ b/z\n@@ -0,0 +1 @@\n+z\n";
+        assert_eq!(
+            touched_paths(patch),
+            vec![PathBuf::from("x"), PathBuf::from("y"), PathBuf::from("z")]
+        );
+        assert!(touched_paths("not a patch").is_empty());
+    }
 }

@@ -8,6 +8,7 @@
 //! left holding the pipe or the repository.
 
 use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,8 @@ pub struct ShellCommand {
 pub struct CommandResult {
     /// `None` when the command was killed by a signal (including the timeout).
     pub exit_code: Option<i32>,
+    /// The signal that ended the command, if one did.
+    pub signal: Option<i32>,
     pub timed_out: bool,
     /// The last `cap_bytes` of stdout and stderr combined, as text.
     pub output_tail: String,
@@ -187,6 +190,10 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         }
     };
     // Whatever the command left running in its group goes too (it would hold the pipe).
+    // The group id outlives the reaped leader only while a member lives; were the group
+    // already empty, its id could in principle be reused by an unrelated group between
+    // the reap and this signal, a window of microseconds that would need the PID space
+    // to wrap around within it.
     group.kill();
     if tokio::time::timeout(DRAIN_GRACE, &mut reader)
         .await
@@ -200,6 +207,7 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
     };
     Ok(CommandResult {
         exit_code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
         timed_out,
         output_tail,
         total_bytes,
@@ -242,7 +250,10 @@ fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome
             timeout.as_secs()
         ),
         (false, Some(code)) => format!("exit code: {code}\n"),
-        (false, None) => "killed by a signal\n".to_string(),
+        (false, None) => match result.signal {
+            Some(signal) => format!("killed by signal {signal}\n"),
+            None => "ended without an exit status\n".to_string(),
+        },
     };
     if result.total_bytes > cap as u64 {
         head.push_str(&format!(

@@ -15,6 +15,9 @@ use crate::agent::confine::Access;
 pub const MAX_MATCHES: usize = 100;
 /// Longest line shown per match, in bytes.
 pub const MAX_LINE_BYTES: usize = 240;
+/// Matches past [`MAX_MATCHES`] are counted up to this many, then the search stops: the
+/// model only needs to know the pattern is far too broad.
+pub const MAX_COUNTED: usize = 10_000;
 /// Files larger than this are skipped (generated or data files, rarely what is wanted).
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -40,6 +43,9 @@ pub fn search(ws: &Workspace, args: &SearchArgs) -> Result<String, ToolFailure> 
     let mut shown = 0usize;
     let mut more = 0usize;
     for entry in walk(ws, &target.abs, None).flatten() {
+        if more >= MAX_COUNTED {
+            break;
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) || !entry.path().starts_with(&target.abs)
         {
             continue;
@@ -79,6 +85,9 @@ pub fn search(ws: &Workspace, args: &SearchArgs) -> Result<String, ToolFailure> 
             }
             if shown >= MAX_MATCHES || out.len() >= cap {
                 more += 1;
+                if more >= MAX_COUNTED {
+                    break;
+                }
                 continue;
             }
             let shown_line = truncate_head(line, MAX_LINE_BYTES);
@@ -99,7 +108,12 @@ pub fn search(ws: &Workspace, args: &SearchArgs) -> Result<String, ToolFailure> 
         ));
     }
     let mut out = truncate_head(&out, cap).to_string();
-    if more > 0 {
+    if more >= MAX_COUNTED {
+        let _ = write!(
+            out,
+            "[at least {more} more matches not shown; the search stopped there. Narrow the pattern or the path]"
+        );
+    } else if more > 0 {
         let _ = write!(
             out,
             "[{more} more matches not shown; narrow the pattern or the path]"

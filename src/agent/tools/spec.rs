@@ -67,8 +67,9 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         tool(
             SEARCH,
-            "Search file contents with a regular expression (Rust regex syntax), skipping \
-             files ignored by .gitignore. Returns path:line: text for each match.",
+            "Search file contents with a regular expression (Rust regex syntax; start the \
+             pattern with (?i) to ignore case), skipping files ignored by .gitignore. Returns \
+             path:line: text for each match.",
             json!({
                 "type": "object",
                 "properties": {

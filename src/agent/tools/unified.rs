@@ -161,11 +161,30 @@ fn parse_hunk(lines: &[&str], start: usize) -> Result<(Hunk, usize), ParseError>
         old_no_newline: false,
         new_no_newline: false,
     };
+    // A removed `-- x` line followed by an added `++ y` line looks like the next file's
+    // `--- x`/`+++ y` headers. Real headers are followed by a hunk; failing that, the
+    // header's counts (often wrong in a model's patch, so used only here) decide.
+    let (old_count, new_count) = parse_counts(header).unwrap_or((0, 0));
+    let (mut old_seen, mut new_seen) = (0usize, 0usize);
     let mut i = start + 1;
     while i < lines.len() {
         let line = lines[i];
-        if line.starts_with("@@") || line.starts_with("diff ") || is_file_header(lines, i) {
+        let body_expected = old_seen < old_count && new_seen < new_count;
+        let hunk_follows = lines.get(i + 2).is_some_and(|l| l.starts_with("@@"));
+        if line.starts_with("@@")
+            || line.starts_with("diff ")
+            || (is_file_header(lines, i) && (hunk_follows || !body_expected))
+        {
             break;
+        }
+        match line.as_bytes().first() {
+            Some(b' ') | None => {
+                old_seen += 1;
+                new_seen += 1;
+            }
+            Some(b'-') => old_seen += 1,
+            Some(b'+') => new_seen += 1,
+            _ => {}
         }
         match line.chars().next() {
             Some(' ') => hunk.lines.push(HunkLine::Context(line[1..].to_string())),
@@ -199,6 +218,21 @@ fn parse_hunk(lines: &[&str], start: usize) -> Result<(Hunk, usize), ParseError>
         i += 1;
     }
     Ok((hunk, i))
+}
+
+/// The `b` and `d` of `@@ -a,b +c,d @@` (a missing count is 1).
+fn parse_counts(header: &str) -> Option<(usize, usize)> {
+    let rest = header.strip_prefix("@@")?.trim_start();
+    let mut ranges = rest.split_whitespace();
+    let count = |range: &str| -> Option<usize> {
+        match range.split_once(',') {
+            Some((_, n)) => n.parse().ok(),
+            None => Some(1),
+        }
+    };
+    let old = count(ranges.next()?.strip_prefix('-')?)?;
+    let new = count(ranges.next()?.strip_prefix('+')?)?;
+    Some((old, new))
 }
 
 /// The `a` of `@@ -a,b +c,d @@` (also `@@ -a +c @@`).
@@ -236,6 +270,22 @@ mod tests {
         assert_eq!(files[1].old_path.as_deref(), Some("old.txt"));
         assert_eq!(files[1].new_path, None);
         assert!(files[1].hunks[0].old_no_newline);
+    }
+
+    #[test]
+    fn removed_and_added_lines_that_look_like_file_headers_stay_in_the_hunk() {
+        let text = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n--- old rule\n+++ new rule\n same\n--- a/other\n+++ b/other\n@@ -1 +1 @@\n-x\n+y\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].hunks[0].old_lines(), vec!["-- old rule", "same"]);
+        assert_eq!(files[0].hunks[0].new_lines(), vec!["++ new rule", "same"]);
+        assert_eq!(files[1].new_path.as_deref(), Some("other"));
+        // Overstated counts do not swallow the next file's headers.
+        let text =
+            "--- a/x\n+++ b/x\n@@ -1,9 +1,9 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].hunks[0].old_lines(), vec!["a"]);
     }
 
     #[test]
