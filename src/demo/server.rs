@@ -21,6 +21,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
@@ -208,6 +209,10 @@ impl ScriptedServer {
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(models))
             .with_state(inner.clone());
+        // Every write leaves at once, so tests that split a stream see their splits.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             // Serving ends only when the task is aborted; errors of single connections are
             // handled inside axum.

@@ -62,21 +62,24 @@ impl Client {
     pub fn new(cfg: &ModelConfig) -> Result<Client, LlmError> {
         let api_key = match &cfg.api_key_env {
             None => None,
-            Some(var) => {
-                let key = std::env::var(var).map_err(|_| LlmError::Config {
-                    message: format!("environment variable {var} (api_key_env) is not set"),
-                })?;
-                // async-openai would panic on a key that is not a valid header value.
-                if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err(LlmError::Config {
-                        message: format!(
-                            "environment variable {var} does not hold a usable API key"
-                        ),
-                    });
-                }
-                Some(key)
-            }
+            Some(var) => Some(std::env::var(var).map_err(|_| LlmError::Config {
+                message: format!("environment variable {var} (api_key_env) is not set"),
+            })?),
         };
+        Client::with_api_key(cfg, api_key)
+    }
+
+    /// Like [`Client::new`] with the key given directly (`None` sends no key); for callers
+    /// that hold a key from elsewhere, and for tests that must not touch the environment.
+    pub fn with_api_key(cfg: &ModelConfig, api_key: Option<String>) -> Result<Client, LlmError> {
+        // async-openai would panic on a key that is not a valid header value.
+        if let Some(key) = &api_key
+            && (key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(LlmError::Config {
+                message: "the API key is empty or contains characters a header cannot carry".into(),
+            });
+        }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs_f64(cfg.connect_timeout_s))
             .build()

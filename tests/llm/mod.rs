@@ -3,3 +3,6 @@
 mod cancel;
 mod common;
 mod quirks;
+mod retry;
+mod split;
+mod wire;
