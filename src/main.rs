@@ -26,6 +26,16 @@ enum Command {
         #[arg(long)]
         path: Option<PathBuf>,
     },
+    /// Probe the junior and senior endpoints: reachable, model listed, streaming,
+    /// logprobs, tool calls, tools with logprobs; one verdict line per endpoint.
+    Doctor {
+        /// Config file (else $HANDOFF_CONFIG, the XDG config, built-in defaults).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// One JSON document instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -52,5 +62,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("wrote {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Doctor { config, json } => doctor(config, json),
     }
+}
+
+fn doctor(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let (config, source) =
+        handoff::config::Config::discover(config.as_deref()).context("loading the config")?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let reports = runtime.block_on(handoff::llm::doctor::check(&config));
+    if json {
+        let doc = serde_json::json!({"config": source.to_string(), "endpoints": reports});
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("writing the report")?
+        );
+    } else {
+        println!("config: {source}\n");
+        print!("{}", handoff::llm::doctor::render(&reports));
+    }
+    Ok(if reports.iter().all(|r| r.usable) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -21,6 +21,7 @@
 pub mod chunk;
 pub mod client;
 pub mod decode;
+pub mod doctor;
 pub mod error;
 pub mod request;
 pub mod transport;

@@ -2,6 +2,7 @@
 
 mod cancel;
 mod common;
+mod doctor;
 mod quirks;
 mod retry;
 mod split;
