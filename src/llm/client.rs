@@ -152,11 +152,14 @@ impl Client {
         }
     }
 
-    /// How long to wait before attempt `attempt + 1` after attempt `attempt` (1-based)
-    /// failed with `err`; `None` means give up. Bounded by `max_retries`; jittered so that
-    /// several clients do not retry in step; a 429's `Retry-After` is a lower bound.
+    /// How long to wait after attempt number `attempt` (1 = the first request) failed with
+    /// `err` before sending it again; `None` means give up. At most `max_retries` retries;
+    /// jittered (half to full of an exponential step) so that clients do not retry in step;
+    /// a 429's `Retry-After` is honoured as a lower bound, unless it is too long to wait.
     pub fn retry_delay(&self, err: &LlmError, attempt: u32) -> Option<Duration> {
-        if !err.retryable() || attempt == 0 || attempt > self.cfg.max_retries {
+        // 0 is read as 1, so a caller counting from zero retries once more, never less.
+        let attempt = attempt.max(1);
+        if !err.retryable() || attempt > self.cfg.max_retries {
             return None;
         }
         let mut rng = rand::rng();

@@ -26,7 +26,9 @@ pub mod error;
 pub mod request;
 pub mod transport;
 pub mod types;
+pub mod usage;
 
 pub use client::{Client, DeltaStream};
 pub use error::LlmError;
 pub use types::{ChatRequest, Delta, FunctionCall, Message, ToolCall, ToolSpec, Usage};
+pub use usage::UsageTally;
