@@ -107,6 +107,11 @@ async fn vllm_logprobs_everywhere_unsorted_floor_and_extra_fields() {
         ),
         ev(
             r#"{"id":"chatcmpl-v","object":"chat.completion.chunk","created":1,"model":"qwen",
+              "choices":[{"index":0,"delta":{"reasoning":"Hmm"},"logprobs":{"content":[{"token":"Hmm","logprob":-1.25,"top_logprobs":[{"token":"Hmm","logprob":-1.25}]}]},
+                "finish_reason":null,"token_ids":[80022]}]}"#,
+        ),
+        ev(
+            r#"{"id":"chatcmpl-v","object":"chat.completion.chunk","created":1,"model":"qwen",
               "choices":[{"index":0,"delta":{"content":"Let","reasoning":null},"logprobs":{"content":[{"token":"Let","logprob":-0.5,"bytes":[76,101,116],
                 "top_logprobs":[{"token":" I","logprob":-1.5,"bytes":[32,73]},{"token":"Let","logprob":-0.5,"bytes":[76,101,116]},{"token":"OK","logprob":-2.0,"bytes":[79,75]}]}]},
                 "finish_reason":null,"stop_reason":null,"token_ids":[10061]}]}"#,
@@ -132,7 +137,7 @@ async fn vllm_logprobs_everywhere_unsorted_floor_and_extra_fields() {
         ),
         ev(
             r#"{"id":"chatcmpl-v","object":"chat.completion.chunk","created":1,"model":"qwen",
-              "choices":[],"usage":{"prompt_tokens":20,"total_tokens":24,"completion_tokens":4}}"#,
+              "choices":[],"usage":{"prompt_tokens":20,"total_tokens":25,"completion_tokens":5}}"#,
         ),
         sse::done(),
     ];
@@ -141,13 +146,15 @@ async fn vllm_logprobs_everywhere_unsorted_floor_and_extra_fields() {
     assert_eq!(
         deltas,
         vec![
+            // Reasoning tokens are junior output too: they arrive through their logprobs.
+            tok("Hmm", -1.25, &[("Hmm", -1.25)]),
             tok("Let", -0.5, &[("Let", -0.5), (" I", -1.5)]),
             tok("<tool_call>", -0.02, &[("<tool_call>", -0.02), ("I", -4.1)]),
             tok("{\"", -0.001, &[("{\"", -0.001), ("{", -7.0)]),
             tok("</tool_call>", -0.003, &[("</tool_call>", -0.003)]),
             call("chatcmpl-tool-abc", "read_file", r#"{"path": "a.rs"}"#),
             Delta::Finish("tool_calls".into()),
-            usage(20, 4),
+            usage(20, 5),
         ]
     );
 }
