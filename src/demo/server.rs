@@ -261,6 +261,9 @@ impl ScriptedServer {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.inner.closed_notify.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a close between check and wait is not missed.
+            notified.as_mut().enable();
             if let Some(t) = self.inner.lock().closed.get(n.saturating_sub(1)) {
                 return Some(*t);
             }
