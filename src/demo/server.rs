@@ -40,6 +40,7 @@ impl RawChunk {
         }
     }
 
+    /// Sent `delay` after the previous write, so a stream can look like slow generation.
     pub fn after(mut self, delay: Duration) -> Self {
         self.delay = delay;
         self
@@ -129,6 +130,7 @@ pub struct Script {
 }
 
 impl Script {
+    /// Lists one model, `scripted`, so a config with `model = "scripted"` passes doctor.
     pub fn new(replies: Vec<Reply>) -> Script {
         Script {
             replies,

@@ -105,10 +105,12 @@ impl Client {
         })
     }
 
+    /// The model id every request names; events and cost lines carry it.
     pub fn model(&self) -> &str {
         &self.cfg.model
     }
 
+    /// The endpoint settings this client was built from (prices, timeouts, retries).
     pub fn config(&self) -> &ModelConfig {
         &self.cfg
     }

@@ -32,6 +32,7 @@ impl LogprobMode {
         }
     }
 
+    /// Whether tokens without logprobs are a degradation worth a warning.
     pub fn requested(self) -> bool {
         self != LogprobMode::Off
     }

@@ -20,6 +20,7 @@ pub struct UsageTally {
 }
 
 impl UsageTally {
+    /// Feed every delta of the response, in order.
     pub fn observe(&mut self, delta: &Delta) {
         match delta {
             Delta::Token { .. } => self.tokens += 1,

@@ -178,3 +178,15 @@ async fn cost_uses_the_endpoint_prices() {
     assert!((usd - 1.0).abs() < 1e-12, "{usd}");
     assert_eq!(client.model(), "scripted");
 }
+
+#[tokio::test]
+async fn the_key_never_shows_in_debug_output() {
+    let server = ScriptedServer::start(Script::new(vec![]))
+        .await
+        .expect("server");
+    let client =
+        Client::with_api_key(&config(&server, 0), Some("sk-secret-987".into())).expect("client");
+    let shown = format!("{client:?}");
+    assert!(!shown.contains("sk-secret-987"), "{shown}");
+    assert!(shown.contains("<set>"), "{shown}");
+}
