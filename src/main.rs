@@ -60,6 +60,16 @@ enum Command {
         #[arg(long)]
         path: Option<PathBuf>,
     },
+    /// Probe the junior and senior endpoints: reachable, model listed, streaming,
+    /// logprobs, tool calls, tools with logprobs; one verdict line per endpoint.
+    Doctor {
+        /// Config file (else $HANDOFF_CONFIG, the XDG config, built-in defaults).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// One JSON document instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Summarise logged sessions: outcomes, escalations, Ask-F1, cost per route, earliness.
     Report {
         /// Session logs, or directories searched for `*.jsonl` logs.
@@ -111,6 +121,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report { logs, json, csv } => report(&logs, json, csv.as_deref()),
+        Command::Doctor { config, json } => doctor(config, json),
         Command::Exec {
             repo,
             config,
@@ -148,6 +159,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn doctor(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let (config, source) = Config::discover(config.as_deref()).context("loading the config")?;
+    let reports = runtime()?.block_on(handoff::llm::doctor::check(&config));
+    if json {
+        let doc = serde_json::json!({"config": source.to_string(), "endpoints": reports});
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("writing the report")?
+        );
+    } else {
+        println!("config: {source}\n");
+        print!("{}", handoff::llm::doctor::render(&reports));
+    }
+    Ok(if reports.iter().all(|r| r.usable) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn report(logs: &[PathBuf], json: bool, csv: Option<&Path>) -> anyhow::Result<ExitCode> {

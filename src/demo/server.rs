@@ -21,6 +21,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
@@ -39,6 +40,7 @@ impl RawChunk {
         }
     }
 
+    /// Sent `delay` after the previous write, so a stream can look like slow generation.
     pub fn after(mut self, delay: Duration) -> Self {
         self.delay = delay;
         self
@@ -128,6 +130,7 @@ pub struct Script {
 }
 
 impl Script {
+    /// Lists one model, `scripted`, so a config with `model = "scripted"` passes doctor.
     pub fn new(replies: Vec<Reply>) -> Script {
         Script {
             replies,
@@ -208,6 +211,10 @@ impl ScriptedServer {
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(models))
             .with_state(inner.clone());
+        // Every write leaves at once, so tests that split a stream see their splits.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             // Serving ends only when the task is aborted; errors of single connections are
             // handled inside axum.
@@ -256,6 +263,9 @@ impl ScriptedServer {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.inner.closed_notify.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a close between check and wait is not missed.
+            notified.as_mut().enable();
             if let Some(t) = self.inner.lock().closed.get(n.saturating_sub(1)) {
                 return Some(*t);
             }

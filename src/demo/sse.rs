@@ -16,6 +16,7 @@ pub struct Tok {
 }
 
 impl Tok {
+    /// The chosen token as its only alternative, as servers send it at k = 1.
     pub fn new(text: &str, logprob: f64) -> Tok {
         Tok {
             text: text.into(),

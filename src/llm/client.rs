@@ -62,21 +62,24 @@ impl Client {
     pub fn new(cfg: &ModelConfig) -> Result<Client, LlmError> {
         let api_key = match &cfg.api_key_env {
             None => None,
-            Some(var) => {
-                let key = std::env::var(var).map_err(|_| LlmError::Config {
-                    message: format!("environment variable {var} (api_key_env) is not set"),
-                })?;
-                // async-openai would panic on a key that is not a valid header value.
-                if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err(LlmError::Config {
-                        message: format!(
-                            "environment variable {var} does not hold a usable API key"
-                        ),
-                    });
-                }
-                Some(key)
-            }
+            Some(var) => Some(std::env::var(var).map_err(|_| LlmError::Config {
+                message: format!("environment variable {var} (api_key_env) is not set"),
+            })?),
         };
+        Client::with_api_key(cfg, api_key)
+    }
+
+    /// Like [`Client::new`] with the key given directly (`None` sends no key); for callers
+    /// that hold a key from elsewhere, and for tests that must not touch the environment.
+    pub fn with_api_key(cfg: &ModelConfig, api_key: Option<String>) -> Result<Client, LlmError> {
+        // async-openai would panic on a key that is not a valid header value.
+        if let Some(key) = &api_key
+            && (key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(LlmError::Config {
+                message: "the API key is empty or contains characters a header cannot carry".into(),
+            });
+        }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs_f64(cfg.connect_timeout_s))
             .build()
@@ -102,10 +105,12 @@ impl Client {
         })
     }
 
+    /// The model id every request names; events and cost lines carry it.
     pub fn model(&self) -> &str {
         &self.cfg.model
     }
 
+    /// The endpoint settings this client was built from (prices, timeouts, retries).
     pub fn config(&self) -> &ModelConfig {
         &self.cfg
     }
@@ -149,11 +154,14 @@ impl Client {
         }
     }
 
-    /// How long to wait before attempt `attempt + 1` after attempt `attempt` (1-based)
-    /// failed with `err`; `None` means give up. Bounded by `max_retries`; jittered so that
-    /// several clients do not retry in step; a 429's `Retry-After` is a lower bound.
+    /// How long to wait after attempt number `attempt` (1 = the first request) failed with
+    /// `err` before sending it again; `None` means give up. At most `max_retries` retries;
+    /// jittered (half to full of an exponential step) so that clients do not retry in step;
+    /// a 429's `Retry-After` is honoured as a lower bound, unless it is too long to wait.
     pub fn retry_delay(&self, err: &LlmError, attempt: u32) -> Option<Duration> {
-        if !err.retryable() || attempt == 0 || attempt > self.cfg.max_retries {
+        // 0 is read as 1, so a caller counting from zero retries once more, never less.
+        let attempt = attempt.max(1);
+        if !err.retryable() || attempt > self.cfg.max_retries {
             return None;
         }
         let mut rng = rand::rng();

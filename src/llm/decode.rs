@@ -206,3 +206,84 @@ impl StreamDecoder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fragment(call: Value) -> Value {
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    }
+
+    fn names(deltas: &[Delta]) -> Vec<String> {
+        deltas
+            .iter()
+            .map(|d| match d {
+                Delta::ToolCall(c) => {
+                    format!("{}:{}:{}", c.id, c.function.name, c.function.arguments)
+                }
+                Delta::Warning { kind, .. } => format!("warning:{kind}"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_without_index_split_on_a_new_id() {
+        let mut d = StreamDecoder::new(false, 0);
+        let mut out = Vec::new();
+        for call in [
+            json!({"id": "a", "function": {"name": "f", "arguments": "{"}}),
+            json!({"function": {"arguments": "}"}}),
+            json!({"id": "b", "function": {"name": "g", "arguments": "[]"}}),
+        ] {
+            out.extend(d.push(&fragment(call)).expect("chunk"));
+        }
+        out.extend(
+            d.push(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+                .expect("finish"),
+        );
+        out.extend(d.end().expect("end"));
+        assert_eq!(names(&out), ["a:f:{}", "b:g:[]", "Finish(\"tool_calls\")"]);
+    }
+
+    #[test]
+    fn a_fragment_after_its_call_was_yielded_is_a_warning() {
+        let mut d = StreamDecoder::new(false, 0);
+        let mut out = Vec::new();
+        for call in [
+            json!({"index": 0, "id": "a", "function": {"name": "f", "arguments": "1"}}),
+            json!({"index": 1, "id": "b", "function": {"name": "g", "arguments": "2"}}),
+            json!({"index": 0, "function": {"arguments": "late"}}),
+        ] {
+            out.extend(d.push(&fragment(call)).expect("chunk"));
+        }
+        assert_eq!(names(&out), ["a:f:1", "warning:late_tool_fragment"]);
+    }
+
+    #[test]
+    fn usage_is_sent_once_at_the_end_and_the_last_one_counts() {
+        let mut d = StreamDecoder::new(false, 0);
+        let chunk = |c: u64| json!({"choices": [{"index": 0, "delta": {"content": "x"}}], "usage": {"prompt_tokens": 3, "completion_tokens": c}});
+        let mut out = Vec::new();
+        out.extend(d.push(&chunk(1)).expect("chunk"));
+        out.extend(d.push(&chunk(2)).expect("chunk"));
+        out.extend(
+            d.push(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+                .expect("finish"),
+        );
+        out.extend(d.end().expect("end"));
+        let usages: Vec<&Delta> = out
+            .iter()
+            .filter(|d| matches!(d, Delta::Usage(_)))
+            .collect();
+        assert_eq!(
+            usages,
+            [&Delta::Usage(Usage {
+                prompt_tokens: 3,
+                completion_tokens: 2
+            })]
+        );
+    }
+}

@@ -21,11 +21,14 @@
 pub mod chunk;
 pub mod client;
 pub mod decode;
+pub mod doctor;
 pub mod error;
 pub mod request;
 pub mod transport;
 pub mod types;
+pub mod usage;
 
 pub use client::{Client, DeltaStream};
 pub use error::LlmError;
 pub use types::{ChatRequest, Delta, FunctionCall, Message, ToolCall, ToolSpec, Usage};
+pub use usage::UsageTally;

@@ -32,6 +32,7 @@ impl LogprobMode {
         }
     }
 
+    /// Whether tokens without logprobs are a degradation worth a warning.
     pub fn requested(self) -> bool {
         self != LogprobMode::Off
     }
@@ -48,7 +49,7 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
     // byot: async-openai sends the body as is, so streaming must be asked for here.
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
-    body.insert("temperature".into(), json!(cfg.temperature));
+    body.insert("temperature".into(), json!(f32_as_written(cfg.temperature)));
     if let Some(max) = cfg.max_tokens {
         body.insert("max_tokens".into(), json!(max));
     }
@@ -83,4 +84,9 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
         }
     }
     Value::Object(body)
+}
+
+/// `0.2f32` as `0.2` rather than `0.20000000298023224`: the wire shows what the config says.
+fn f32_as_written(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
 }

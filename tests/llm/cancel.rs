@@ -62,3 +62,15 @@ async fn drop_while_server_is_silent_closes_within_100ms() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn drop_while_server_sends_only_keepalives_closes_within_100ms() {
+    let chunks = (0..3)
+        .map(|i| RawChunk::new(sse::data(&sse::tokens(&[Tok::new(&format!("t{i}"), -0.1)]))))
+        .collect();
+    drop_after_three(Reply::Sse {
+        chunks,
+        end: StreamEnd::Tick(Duration::from_millis(10)),
+    })
+    .await;
+}

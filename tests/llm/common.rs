@@ -6,7 +6,9 @@ use futures::StreamExt;
 use handoff::config::ModelConfig;
 use handoff::demo::server::{Reply, Script, ScriptedServer};
 use handoff::event::Alternative;
-use handoff::llm::{ChatRequest, Client, Delta, LlmError, Message, ToolSpec};
+use handoff::llm::{
+    ChatRequest, Client, Delta, FunctionCall, LlmError, Message, ToolCall, ToolSpec, Usage,
+};
 
 /// A junior-like endpoint on the fake server: logprobs on, k = `top`.
 pub fn config(server: &ScriptedServer, top: u8) -> ModelConfig {
@@ -101,4 +103,22 @@ pub fn ev(json: &str) -> bytes::Bytes {
     // Round-trip so that test literals may be pretty-printed.
     let v: serde_json::Value = serde_json::from_str(json).expect("test JSON");
     bytes::Bytes::from(format!("data: {v}\n\n"))
+}
+
+pub fn call(id: &str, name: &str, arguments: &str) -> Delta {
+    Delta::ToolCall(ToolCall {
+        id: id.into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: name.into(),
+            arguments: arguments.into(),
+        },
+    })
+}
+
+pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> Delta {
+    Delta::Usage(Usage {
+        prompt_tokens,
+        completion_tokens,
+    })
 }
