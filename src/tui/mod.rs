@@ -33,6 +33,10 @@ mod fixture;
 #[cfg(test)]
 mod key_tests;
 #[cfg(test)]
+mod perf_tests;
+#[cfg(test)]
+mod run_tests;
+#[cfg(test)]
 mod snapshot_tests;
 
 pub use intent::{Action, ExitReason, ReplayControl, UiOptions};
