@@ -16,6 +16,7 @@
 pub mod approval;
 pub mod competence;
 pub mod help;
+pub mod input;
 pub mod intent;
 pub mod keys;
 pub mod question;
