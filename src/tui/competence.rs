@@ -61,6 +61,8 @@ pub struct Competence {
     step_terms: BTreeMap<SignalKind, f64>,
     /// The same for the step that ended last.
     last_step_terms: BTreeMap<SignalKind, f64>,
+    /// The judge's own reasons of an escalation in the step under way.
+    escalation_why: Vec<(SignalKind, f64)>,
     counterfactual: Option<Counterfactual>,
     /// (tick, counterfactual B_t) where the decisions start to differ.
     differ_marks: Vec<(f64, f64)>,
@@ -104,11 +106,22 @@ impl Competence {
 
     pub fn on_step_start(&mut self) {
         self.step_terms.clear();
+        self.escalation_why.clear();
     }
 
-    pub fn on_escalation(&mut self, tick: u64, belief: f64, threshold: f64, route: Route) {
+    /// Marks the escalation; its `why` is the judge's statement of what moved the belief
+    /// most, so it explains the step until the next one starts.
+    pub fn on_escalation(
+        &mut self,
+        tick: u64,
+        belief: f64,
+        threshold: f64,
+        route: Route,
+        why: &[EvidenceTerm],
+    ) {
         self.escalations.push((tick as f64, belief, route));
         self.current = Some((belief, threshold));
+        self.escalation_why = why.iter().map(|t| (t.signal, t.llr)).collect();
     }
 
     /// Sets (or replaces) the counterfactual trace and re-compares it with what has been
@@ -157,9 +170,16 @@ impl Competence {
         }
     }
 
-    /// The signals that moved the belief most in this step (or the last one, before the
-    /// current step has any evidence), largest |Σ llr| first.
+    /// The signals that moved the belief most: an escalation's own reasons in the step
+    /// under way, else this step's evidence (or the last step's, before this one has any),
+    /// largest |Σ llr| first.
     pub fn why(&self) -> Vec<(SignalKind, f64)> {
+        if !self.escalation_why.is_empty() {
+            let mut v = self.escalation_why.clone();
+            v.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+            v.truncate(WHY_TERMS);
+            return v;
+        }
         let source = if self.step_terms.is_empty() {
             &self.last_step_terms
         } else {
@@ -397,6 +417,17 @@ mod tests {
         assert_eq!(c.why()[0].0, SignalKind::ToolError);
         c.on_belief(3, 0.4, 0.4, &[term(SignalKind::Surprise, 0.2)]);
         assert_eq!(c.why(), vec![(SignalKind::Surprise, 0.2)]);
+        // An escalation's own reasons win until the next step.
+        c.on_escalation(
+            3,
+            0.3,
+            0.4,
+            Route::Senior,
+            &[term(SignalKind::NoDiff, -0.7)],
+        );
+        assert_eq!(c.why(), vec![(SignalKind::NoDiff, -0.7)]);
+        c.on_step_start();
+        assert_eq!(c.why()[0].0, SignalKind::ToolError, "back to the last step");
     }
 
     #[test]

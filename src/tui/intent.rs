@@ -6,6 +6,7 @@
 
 use tokio::sync::mpsc::Sender;
 
+use super::competence::Counterfactual;
 use crate::config::Approval;
 use crate::event::{Command, Outcome};
 
@@ -23,6 +24,9 @@ pub struct UiOptions {
     /// `Some` when the UI is fed from a log: keys then steer the feeder through this channel
     /// instead of steering a live session.
     pub replay: Option<Sender<ReplayControl>>,
+    /// A second belief trace (the log re-scored under another calibration or policy),
+    /// drawn beside the logged one with the ticks where the decisions differ.
+    pub counterfactual: Option<Counterfactual>,
 }
 
 impl Default for UiOptions {
@@ -32,6 +36,7 @@ impl Default for UiOptions {
             log_path: None,
             approval: Approval::Never,
             replay: None,
+            counterfactual: None,
         }
     }
 }

@@ -40,6 +40,7 @@ mod run_tests;
 #[cfg(test)]
 mod snapshot_tests;
 
+pub use competence::{Counterfactual, CounterfactualPoint};
 pub use intent::{Action, ExitReason, ReplayControl, UiOptions};
 pub use run::run;
 pub use state::AppState;

@@ -23,6 +23,7 @@ fn opts() -> UiOptions {
         log_path: Some("sessions/7f3a.jsonl".into()),
         approval: Approval::Never,
         replay: None,
+        counterfactual: None,
     }
 }
 

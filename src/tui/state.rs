@@ -49,6 +49,8 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(opts: &UiOptions) -> Self {
+        let mut competence = Competence::default();
+        competence.set_counterfactual(opts.counterfactual.clone());
         AppState {
             banner: opts.banner.clone(),
             log_path: opts.log_path.clone(),
@@ -59,7 +61,7 @@ impl AppState {
             paused: false,
             shadow: false,
             transcript: Transcript::default(),
-            competence: Competence::default(),
+            competence,
             steps: Steps::default(),
             ledger: Ledger::default(),
             question: None,
@@ -383,14 +385,14 @@ impl AppState {
             reason,
             belief,
             threshold,
+            ref why,
             shadow,
-            ..
         } = event
         else {
             return;
         };
         self.competence
-            .on_escalation(tick, belief, threshold, route);
+            .on_escalation(tick, belief, threshold, route, why);
         if let Some(row) = self.steps.rows.iter_mut().rev().find(|r| r.step == step) {
             row.escalated = true;
         }
