@@ -11,7 +11,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::text::{Tone, style_of};
 use crate::event::{EvidenceTerm, Route, SignalKind};
@@ -217,10 +217,14 @@ impl Competence {
         if let Some(cf) = &self.counterfactual {
             text.push(self.counterfactual_line(cf));
         }
-        let text_rows = (text.len() as u16).min(inner.height);
+        let w = (inner.width as usize).max(1);
+        let wrapped: usize = text.iter().map(|l| l.width().div_ceil(w).max(1)).sum();
+        let text_rows = (wrapped as u16).min(inner.height);
         let [top, chart] =
             Layout::vertical([Constraint::Length(text_rows), Constraint::Fill(1)]).areas(inner);
-        Paragraph::new(text).render(top, buf);
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .render(top, buf);
         if chart.height >= 4 && chart.width >= 12 {
             self.render_chart(chart, buf);
         }

@@ -16,6 +16,8 @@ use crate::event::Actor;
 
 /// Lines of tool output shown when tool calls are expanded.
 const TOOL_OUTPUT_LINES: usize = 12;
+/// Columns of tool arguments shown when expanded (a `write_file` carries a whole file).
+const ARGS_SHOWN: usize = 2000;
 /// Rows moved by PgUp/PgDn.
 const PAGE: usize = 10;
 
@@ -268,7 +270,10 @@ fn tool_lines(t: &ToolEntry, expanded: bool, width: usize) -> Vec<TLine> {
     head.push(&outcome, tone);
     let mut lines = vec![head];
     if expanded {
-        lines.push(TLine::of("    args ", Tone::Dim).with(&t.arguments, Tone::Text));
+        lines.push(
+            TLine::of("    args ", Tone::Dim)
+                .with(&ellipsize(&t.arguments, ARGS_SHOWN), Tone::Text),
+        );
         if let Some((ok, out)) = &t.result {
             let tone = if *ok { Tone::Text } else { Tone::Err };
             let all: Vec<&str> = out.lines().collect();
