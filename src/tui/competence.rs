@@ -80,6 +80,7 @@ impl Competence {
         self.counterfactual = cf;
     }
 
+    /// A new belief: one point of each series, and its evidence counts for the step.
     pub fn on_belief(&mut self, tick: u64, belief: f64, threshold: f64, terms: &[EvidenceTerm]) {
         let x = tick as f64;
         self.belief.push((x, belief));
@@ -104,6 +105,7 @@ impl Competence {
         self.last_step_terms = std::mem::take(&mut self.step_terms);
     }
 
+    /// A step starts: the "why" starts collecting its evidence afresh.
     pub fn on_step_start(&mut self) {
         self.step_terms.clear();
         self.escalation_why.clear();
@@ -209,6 +211,8 @@ impl Competence {
         ])
     }
 
+    /// Draws the values, the reasons, the counterfactual line if any, and the chart when
+    /// there is room for it (the numbers always come first).
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let block = Block::default().borders(Borders::ALL).title(" Competence ");
         let inner = block.inner(area);

@@ -48,6 +48,7 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// An empty screen waiting for `SessionStarted`.
     pub fn new(opts: &UiOptions) -> Self {
         let mut competence = Competence::default();
         competence.set_counterfactual(opts.counterfactual.clone());

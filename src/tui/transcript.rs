@@ -133,6 +133,7 @@ impl Transcript {
         self.entries.len()
     }
 
+    /// True before anything happened.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -152,6 +153,7 @@ impl Transcript {
         KeyOutcome::done()
     }
 
+    /// The transcript's keys; the wording names what a toggle will do next.
     pub fn hints(&self) -> Vec<KeyHint> {
         vec![
             hint("↑↓ PgUp PgDn End", "scroll"),
