@@ -5,3 +5,4 @@ mod llm;
 mod metrics;
 mod tools;
 mod trajectory;
+mod tui;

@@ -36,6 +36,7 @@ impl ApprovalPrompt {
         })])
     }
 
+    /// Shown first in the status bar while a call waits, so the operator sees how to answer.
     pub fn hints(&self) -> Vec<KeyHint> {
         vec![hint("y/Enter", "approve"), hint("n", "refuse")]
     }

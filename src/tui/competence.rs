@@ -11,7 +11,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::text::{Tone, style_of};
 use crate::event::{EvidenceTerm, Route, SignalKind};
@@ -61,6 +61,8 @@ pub struct Competence {
     step_terms: BTreeMap<SignalKind, f64>,
     /// The same for the step that ended last.
     last_step_terms: BTreeMap<SignalKind, f64>,
+    /// The judge's own reasons of an escalation in the step under way.
+    escalation_why: Vec<(SignalKind, f64)>,
     counterfactual: Option<Counterfactual>,
     /// (tick, counterfactual B_t) where the decisions start to differ.
     differ_marks: Vec<(f64, f64)>,
@@ -78,6 +80,7 @@ impl Competence {
         self.counterfactual = cf;
     }
 
+    /// A new belief: one point of each series, and its evidence counts for the step.
     pub fn on_belief(&mut self, tick: u64, belief: f64, threshold: f64, terms: &[EvidenceTerm]) {
         let x = tick as f64;
         self.belief.push((x, belief));
@@ -102,13 +105,25 @@ impl Competence {
         self.last_step_terms = std::mem::take(&mut self.step_terms);
     }
 
+    /// A step starts: the "why" starts collecting its evidence afresh.
     pub fn on_step_start(&mut self) {
         self.step_terms.clear();
+        self.escalation_why.clear();
     }
 
-    pub fn on_escalation(&mut self, tick: u64, belief: f64, threshold: f64, route: Route) {
+    /// Marks the escalation; its `why` is the judge's statement of what moved the belief
+    /// most, so it explains the step until the next one starts.
+    pub fn on_escalation(
+        &mut self,
+        tick: u64,
+        belief: f64,
+        threshold: f64,
+        route: Route,
+        why: &[EvidenceTerm],
+    ) {
         self.escalations.push((tick as f64, belief, route));
         self.current = Some((belief, threshold));
+        self.escalation_why = why.iter().map(|t| (t.signal, t.llr)).collect();
     }
 
     /// Sets (or replaces) the counterfactual trace and re-compares it with what has been
@@ -157,9 +172,16 @@ impl Competence {
         }
     }
 
-    /// The signals that moved the belief most in this step (or the last one, before the
-    /// current step has any evidence), largest |Σ llr| first.
+    /// The signals that moved the belief most: an escalation's own reasons in the step
+    /// under way, else this step's evidence (or the last step's, before this one has any),
+    /// largest |Σ llr| first.
     pub fn why(&self) -> Vec<(SignalKind, f64)> {
+        if !self.escalation_why.is_empty() {
+            let mut v = self.escalation_why.clone();
+            v.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+            v.truncate(WHY_TERMS);
+            return v;
+        }
         let source = if self.step_terms.is_empty() {
             &self.last_step_terms
         } else {
@@ -189,6 +211,8 @@ impl Competence {
         ])
     }
 
+    /// Draws the values, the reasons, the counterfactual line if any, and the chart when
+    /// there is room for it (the numbers always come first).
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let block = Block::default().borders(Borders::ALL).title(" Competence ");
         let inner = block.inner(area);
@@ -197,10 +221,14 @@ impl Competence {
         if let Some(cf) = &self.counterfactual {
             text.push(self.counterfactual_line(cf));
         }
-        let text_rows = (text.len() as u16).min(inner.height);
+        let w = (inner.width as usize).max(1);
+        let wrapped: usize = text.iter().map(|l| l.width().div_ceil(w).max(1)).sum();
+        let text_rows = (wrapped as u16).min(inner.height);
         let [top, chart] =
             Layout::vertical([Constraint::Length(text_rows), Constraint::Fill(1)]).areas(inner);
-        Paragraph::new(text).render(top, buf);
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .render(top, buf);
         if chart.height >= 4 && chart.width >= 12 {
             self.render_chart(chart, buf);
         }
@@ -397,6 +425,17 @@ mod tests {
         assert_eq!(c.why()[0].0, SignalKind::ToolError);
         c.on_belief(3, 0.4, 0.4, &[term(SignalKind::Surprise, 0.2)]);
         assert_eq!(c.why(), vec![(SignalKind::Surprise, 0.2)]);
+        // An escalation's own reasons win until the next step.
+        c.on_escalation(
+            3,
+            0.3,
+            0.4,
+            Route::Senior,
+            &[term(SignalKind::NoDiff, -0.7)],
+        );
+        assert_eq!(c.why(), vec![(SignalKind::NoDiff, -0.7)]);
+        c.on_step_start();
+        assert_eq!(c.why()[0].0, SignalKind::ToolError, "back to the last step");
     }
 
     #[test]

@@ -202,7 +202,7 @@ impl Script {
         );
     }
 
-    pub fn escalate(&mut self, step: u32, route: Route) {
+    pub fn escalate(&mut self, step: u32, route: Route, why: Vec<EvidenceTerm>) {
         self.push(
             3,
             Event::Escalated {
@@ -212,7 +212,7 @@ impl Script {
                 reason: EscalationReason::Threshold,
                 belief: self.belief,
                 threshold: self.threshold,
-                why: vec![term(SignalKind::PatchRejected, 1.0, -0.9)],
+                why,
                 shadow: false,
             },
         );
@@ -271,7 +271,14 @@ pub fn until_question() -> Script {
         false,
         vec![term(SignalKind::PatchRejected, 1.0, -0.9)],
     );
-    s.escalate(2, Route::Operator);
+    s.escalate(
+        2,
+        Route::Operator,
+        vec![
+            term(SignalKind::PatchRejected, 1.0, -0.9),
+            term(SignalKind::Surprise, 3.8, -0.46),
+        ],
+    );
     s.cost(Actor::Senior, "gpt-4.1", 1400, 60, 0.0033);
     s.push(
         400,
@@ -308,7 +315,14 @@ pub fn full() -> Script {
         (" ISO", -2.2),
         (" branch", -2.9),
     ]);
-    s.escalate(3, Route::Senior);
+    s.escalate(
+        3,
+        Route::Senior,
+        vec![
+            term(SignalKind::Surprise, 2.9, -0.52),
+            term(SignalKind::Entropy, 1.7, -0.21),
+        ],
+    );
     s.push(
         10,
         Event::SeniorTookOver {

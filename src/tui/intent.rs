@@ -6,6 +6,7 @@
 
 use tokio::sync::mpsc::Sender;
 
+use super::competence::Counterfactual;
 use crate::event::{Command, Outcome};
 
 /// How the UI is started.
@@ -18,6 +19,9 @@ pub struct UiOptions {
     /// `Some` when the UI is fed from a log: keys then steer the feeder through this channel
     /// instead of steering a live session.
     pub replay: Option<Sender<ReplayControl>>,
+    /// A second belief trace (the log re-scored under another calibration or policy),
+    /// drawn beside the logged one with the ticks where the decisions differ.
+    pub counterfactual: Option<Counterfactual>,
 }
 
 impl Default for UiOptions {
@@ -26,6 +30,7 @@ impl Default for UiOptions {
             banner: None,
             log_path: None,
             replay: None,
+            counterfactual: None,
         }
     }
 }

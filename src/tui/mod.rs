@@ -16,6 +16,7 @@
 pub mod approval;
 pub mod competence;
 pub mod help;
+pub mod input;
 pub mod intent;
 pub mod keys;
 pub mod question;
@@ -33,8 +34,13 @@ mod fixture;
 #[cfg(test)]
 mod key_tests;
 #[cfg(test)]
+mod perf_tests;
+#[cfg(test)]
+mod run_tests;
+#[cfg(test)]
 mod snapshot_tests;
 
+pub use competence::{Counterfactual, CounterfactualPoint};
 pub use intent::{Action, ExitReason, ReplayControl, UiOptions};
 pub use run::run;
 pub use state::AppState;

@@ -33,6 +33,8 @@ pub struct QuestionModal {
 }
 
 impl QuestionModal {
+    /// Opens on the first option (the junior's default is usually listed first), or on
+    /// the text row when there are no options.
     pub fn new(
         step: u32,
         question: String,
@@ -100,6 +102,7 @@ impl QuestionModal {
         KeyOutcome::done()
     }
 
+    /// The modal's keys, shown inside it and in the status bar.
     pub fn hints(&self) -> Vec<KeyHint> {
         let mut h = vec![hint("↑↓", "pick")];
         if !self.options.is_empty() {

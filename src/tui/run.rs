@@ -21,7 +21,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::TuiError;
 use super::intent::{Action, ExitReason, UiOptions};
 use super::state::AppState;
-use super::terminal::TerminalGuard;
+use super::terminal::{TerminalGuard, shutdown_signal};
 use super::ui;
 use crate::event::{Command, Stamped};
 
@@ -54,28 +54,6 @@ pub async fn run(
     .await;
     drop(guard);
     result
-}
-
-/// Resolves on SIGINT or SIGTERM.
-fn shutdown_signal() -> Result<Pin<Box<dyn Future<Output = ()> + Send>>, TuiError> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).map_err(TuiError::Signal)?;
-        let mut int = signal(SignalKind::interrupt()).map_err(TuiError::Signal)?;
-        Ok(Box::pin(async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }))
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(Box::pin(async {
-            let _ = tokio::signal::ctrl_c().await;
-        }))
-    }
 }
 
 /// The loop behind [`run`], over any backend and input stream so tests can drive it with

@@ -21,6 +21,7 @@ fn opts() -> UiOptions {
         banner: Some("demo: scripted models".into()),
         log_path: Some("sessions/7f3a.jsonl".into()),
         replay: None,
+        counterfactual: None,
     }
 }
 

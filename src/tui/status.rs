@@ -50,6 +50,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// Books one request's tokens and money to its model and to the route in control.
     pub fn add_cost(&mut self, actor: Actor, model: &str, tokens: u64, usd: f64, estimated: bool) {
         let i = match self.models.iter().position(|m| m.model == model) {
             Some(i) => i,
@@ -75,6 +76,7 @@ impl Ledger {
         route.usd += usd;
     }
 
+    /// All escalations, shadow ones included (they are decisions the judge made).
     pub fn escalations(&self) -> u32 {
         self.escalations_senior + self.escalations_operator + self.escalations_shadow
     }

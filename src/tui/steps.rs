@@ -28,10 +28,12 @@ pub struct Steps {
 }
 
 impl Steps {
+    /// Forgets the session's steps (a new session or a replay seek).
     pub fn clear(&mut self) {
         self.rows.clear();
     }
 
+    /// A step starts; its result and belief are filled in when it ends.
     pub fn start(&mut self, step: u32, actor: Actor) {
         self.rows.push(StepRow {
             step,

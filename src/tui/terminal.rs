@@ -4,7 +4,9 @@
 //! panic message is printed (so it is readable), and the run loop restores on SIGINT and
 //! SIGTERM by returning, which drops the guard.
 
+use std::future::Future;
 use std::io::{self, Write};
+use std::pin::Pin;
 use std::sync::Once;
 
 use crossterm::cursor::{Hide, Show};
@@ -12,6 +14,8 @@ use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
+
+use super::TuiError;
 
 /// Raw mode and the alternate screen for as long as this lives.
 #[derive(Debug)]
@@ -58,4 +62,28 @@ fn install_panic_hook() {
             previous(info);
         }));
     });
+}
+
+/// A future that resolves on SIGINT or SIGTERM, installed before the terminal is taken so
+/// a signal can never leave it in raw mode: the run loop returns on it and the guard
+/// restores.
+pub fn shutdown_signal() -> Result<Pin<Box<dyn Future<Output = ()> + Send>>, TuiError> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).map_err(TuiError::Signal)?;
+        let mut int = signal(SignalKind::interrupt()).map_err(TuiError::Signal)?;
+        Ok(Box::pin(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))
+    }
 }

@@ -103,6 +103,7 @@ pub struct TLine {
 }
 
 impl TLine {
+    /// An empty line, to be filled by [`TLine::push`].
     pub fn new() -> Self {
         TLine::default()
     }

@@ -16,6 +16,8 @@ use crate::event::Actor;
 
 /// Lines of tool output shown when tool calls are expanded.
 const TOOL_OUTPUT_LINES: usize = 12;
+/// Columns of tool arguments shown when expanded (a `write_file` carries a whole file).
+const ARGS_SHOWN: usize = 2000;
 /// Rows moved by PgUp/PgDn.
 const PAGE: usize = 10;
 
@@ -131,6 +133,7 @@ impl Transcript {
         self.entries.len()
     }
 
+    /// True before anything happened.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -150,6 +153,7 @@ impl Transcript {
         KeyOutcome::done()
     }
 
+    /// The transcript's keys; the wording names what a toggle will do next.
     pub fn hints(&self) -> Vec<KeyHint> {
         vec![
             hint("↑↓ PgUp PgDn End", "scroll"),
@@ -268,7 +272,10 @@ fn tool_lines(t: &ToolEntry, expanded: bool, width: usize) -> Vec<TLine> {
     head.push(&outcome, tone);
     let mut lines = vec![head];
     if expanded {
-        lines.push(TLine::of("    args ", Tone::Dim).with(&t.arguments, Tone::Text));
+        lines.push(
+            TLine::of("    args ", Tone::Dim)
+                .with(&ellipsize(&t.arguments, ARGS_SHOWN), Tone::Text),
+        );
         if let Some((ok, out)) = &t.result {
             let tone = if *ok { Tone::Text } else { Tone::Err };
             let all: Vec<&str> = out.lines().collect();

@@ -1,0 +1,3 @@
+//! TUI behaviour through a real terminal.
+
+mod tmux_demo;
