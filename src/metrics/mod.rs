@@ -12,6 +12,9 @@ pub mod calibration;
 pub mod ranking;
 pub mod routing;
 
+#[cfg(test)]
+mod properties;
+
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};

@@ -208,6 +208,8 @@ fn route_escalations(sessions: &[SessionSummary], route: Route) -> RouteEscalati
 }
 
 impl Report {
+    /// Ask-F1 is recounted from the escalations rather than summed from the counts the
+    /// agent loop logged, because only the events carry the route.
     pub fn new(corpus: &Corpus) -> Report {
         let sessions = &corpus.sessions;
         let mut outcomes = OutcomeCounts::default();

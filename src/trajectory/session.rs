@@ -124,6 +124,7 @@ pub struct SessionFold {
 }
 
 impl SessionFold {
+    /// An empty fold; `source` names the log in the summary so a number can be traced back.
     pub fn new(source: impl Into<PathBuf>) -> SessionFold {
         SessionFold {
             summary: SessionSummary {
@@ -149,6 +150,8 @@ impl SessionFold {
         }
     }
 
+    /// Takes one event in log order. Operator answers mark the oldest unanswered operator
+    /// escalation, since questions are answered in the order they were asked.
     pub fn push(&mut self, event: &Event) {
         let s = &mut self.summary;
         match event {
@@ -279,6 +282,8 @@ impl SessionFold {
         }
     }
 
+    /// Completes the summary. Earliness and shadow needs are only known here, once the
+    /// session's length and outcome are.
     pub fn finish(self) -> SessionSummary {
         let mut s = self.summary;
         s.ticks = self.ended_ticks.unwrap_or(self.last_tick);

@@ -137,3 +137,48 @@ fn a_directory_with_one_bad_file_still_yields_the_others_sorted() {
     );
     assert!(corpus.warnings.iter().any(|w| w.contains("missing.jsonl")));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Junk anywhere between events costs exactly the junk lines: every event is still read,
+    /// in order, and each junk line gets a warning with its own line number.
+    #[test]
+    fn junk_lines_cost_only_themselves(
+        junk in proptest::collection::vec((0usize..20, "[^\n\r]*[^\\s][^\n\r]*"), 0..6)
+    ) {
+        let events = super::fixtures::stamped(every_variant());
+        let mut lines: Vec<(bool, String)> = events
+            .iter()
+            .map(|e| (true, serde_json::to_string(e).expect("encode")))
+            .collect();
+        let mut positions: Vec<(usize, String)> = junk;
+        positions.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+        for (at, text) in positions {
+            lines.insert(at.min(lines.len()), (false, text));
+        }
+        let mut text = String::from("{\"v\":1,\"handoff\":\"0.1.0\",\"config_digest\":\"d\"}\n");
+        for (_, line) in &lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let reader = LogReader::new(std::path::Path::new("p.jsonl"), text.as_bytes())
+            .expect("header");
+        let mut good = Vec::new();
+        let mut warned = Vec::new();
+        for item in reader {
+            match item {
+                Ok(e) => good.push(e),
+                Err(w) => warned.push(w.line),
+            }
+        }
+        proptest::prop_assert_eq!(good, events);
+        let junk_lines: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, (is_event, _))| !is_event)
+            .map(|(i, _)| i + 2)
+            .collect();
+        proptest::prop_assert_eq!(warned, junk_lines);
+    }
+}
