@@ -245,24 +245,37 @@ impl OptimalSchedule {
     }
 }
 
-/// The time-invariant transition: for each grid point, sparse interpolation weights onto
-/// the grid of the next belief, already multiplied by the predictive probability.
+/// The time-invariant transition: for each grid point, interpolation weights onto the grid
+/// of the next belief, already multiplied by the predictive probability.
+///
+/// Each row is stored as runs of consecutive columns with their weights contiguous (small
+/// gaps filled with zeros), so a backward step is a series of short dense dot products
+/// that the compiler vectorises, reading 8 bytes per entry instead of 12.
 struct Transition {
-    row_start: Vec<usize>,
-    col: Vec<u32>,
-    weight: Vec<f64>,
+    /// Runs of row i are `row_runs[i]..row_runs[i + 1]`.
+    row_runs: Vec<usize>,
+    /// First column of each run; its weights start at `run_offset[r]`.
+    run_col: Vec<u32>,
+    run_offset: Vec<usize>,
+    weights: Vec<f64>,
 }
+
+/// Gaps up to this many columns are filled with zero weights rather than opening a new run.
+const MAX_GAP: usize = 3;
 
 impl Transition {
     fn new(law: &LlrLaw, n: usize) -> Self {
         let last = (n - 1) as f64;
-        let mut row_start = Vec::with_capacity(n + 1);
-        let mut col = Vec::new();
-        let mut weight = Vec::new();
+        let mut t = Transition {
+            row_runs: Vec::with_capacity(n + 1),
+            run_col: Vec::new(),
+            run_offset: Vec::new(),
+            weights: Vec::new(),
+        };
         let mut dense = vec![0.0; n];
         let mut touched: Vec<usize> = Vec::new();
         for i in 0..n {
-            row_start.push(col.len());
+            t.row_runs.push(t.run_col.len());
             let b = i as f64 / last;
             let l = logit(b);
             for a in &law.atoms {
@@ -288,32 +301,57 @@ impl Transition {
                 }
             }
             touched.sort_unstable();
+            let mut previous: Option<usize> = None;
             for &k in &touched {
-                col.push(k as u32);
-                weight.push(dense[k]);
+                match previous {
+                    Some(p) if k - p <= MAX_GAP + 1 => {
+                        t.weights.extend(std::iter::repeat_n(0.0, k - p - 1));
+                    }
+                    _ => {
+                        t.run_col.push(k as u32);
+                        t.run_offset.push(t.weights.len());
+                    }
+                }
+                t.weights.push(dense[k]);
                 dense[k] = 0.0;
+                previous = Some(k);
             }
             touched.clear();
         }
-        row_start.push(col.len());
-        Transition {
-            row_start,
-            col,
-            weight,
-        }
+        t.row_runs.push(t.run_col.len());
+        t.run_offset.push(t.weights.len());
+        t
     }
 
     /// out[i] = Σ_j P(i → j) · v[j].
     fn expect(&self, v: &[f64], out: &mut [f64]) {
         for (i, o) in out.iter_mut().enumerate() {
-            let (s, e) = (self.row_start[i], self.row_start[i + 1]);
             let mut acc = 0.0;
-            for (c, w) in self.col[s..e].iter().zip(&self.weight[s..e]) {
-                acc += w * v[*c as usize];
+            for r in self.row_runs[i]..self.row_runs[i + 1] {
+                let (start, end) = (self.run_offset[r], self.run_offset[r + 1]);
+                let col = self.run_col[r] as usize;
+                acc += dot(&self.weights[start..end], &v[col..col + (end - start)]);
             }
             *o = acc;
         }
     }
+}
+
+/// A dot product with four independent accumulators, so it vectorises.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in ra.iter().zip(rb) {
+        sum += x * y;
+    }
+    sum
 }
 
 /// Largest b at which continuing costs at least as much as escalating (`gap` = C − E ≥ 0),
