@@ -9,6 +9,7 @@ use super::evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
 use super::likelihood::Likelihood;
 use super::signals::TokenSignals;
 use super::threshold::Threshold;
+use crate::event::Alternative;
 
 /// At most three token terms and five step terms can land on one tick.
 pub const MAX_TERMS_PER_TICK: usize = 8;
@@ -149,6 +150,19 @@ impl Judge {
         self.belief.add_token(signals);
     }
 
+    /// One junior token straight from the stream: computes its signals, observes them and
+    /// returns them (so the caller can log or record the same numbers).
+    pub fn observe_logprobs(
+        &mut self,
+        chosen: &str,
+        logprob: Option<f64>,
+        top: &[Alternative],
+    ) -> TokenSignals {
+        let signals = TokenSignals::from_alternatives(chosen, logprob, top);
+        self.observe_token(&signals);
+        signals
+    }
+
     /// The facts of a finished step, at the current tick (the step's last token).
     pub fn observe_step(&mut self, facts: &StepFacts) {
         self.belief.add_step(facts);
@@ -280,7 +294,8 @@ mod tests {
     #[test]
     fn missing_logprobs_advance_the_clock_only() {
         let mut j = Judge::new(small(), Threshold::Constant(0.5));
-        j.observe_token(&TokenSignals::default());
+        let s = j.observe_logprobs("x", None, &[]);
+        assert!(s.is_empty());
         assert_eq!(j.tick(), 1);
         assert!((j.belief() - 0.6).abs() < 1e-12);
         assert!(j.terms().is_empty());
