@@ -191,6 +191,8 @@ impl Judge {
     pub fn threshold(&self) -> f64 {
         self.threshold.at(self.tick)
     }
+    /// The evidence added at the current tick. Step facts appear present (value 1.0) and
+    /// absent (value 0.0); absent ones move ℓ very little and a UI may leave them out.
     pub fn terms(&self) -> &[EvidenceTerm] {
         self.belief.terms()
     }

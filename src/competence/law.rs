@@ -8,10 +8,16 @@
 
 use super::CompetenceError;
 use super::calibration::Calibration;
-use super::dp::{LlrAtom, LlrLaw, MAX_ATOM_LLR};
+use super::dp::{DpSpec, LlrAtom, LlrLaw, MAX_ATOM_LLR, OptimalSchedule, solve};
 use super::evidence::SignalKind;
 use super::likelihood::Likelihood;
+use super::threshold::StopCosts;
 use super::trajectory::Trajectory;
+
+/// Belief grid of [`Calibration::optimal_schedule`]: fine enough that τ moves smoothly.
+pub const DEFAULT_GRID_POINTS: usize = 1001;
+/// Atoms kept in the per-tick law of [`Calibration::optimal_schedule`].
+pub const DEFAULT_LAW_ATOMS: usize = 64;
 
 impl Calibration {
     /// How far one unit of summed llr moves the calibrated log-odds.
@@ -66,6 +72,31 @@ impl Calibration {
         let token = self.token_law(max_atoms);
         let with_step = token.convolve(&self.step_law(max_atoms), max_atoms);
         token.mix(&with_step, step_probability, max_atoms)
+    }
+
+    /// The optimal schedule for one session under this calibration: the per-tick law of its
+    /// own histograms (a step ending on a tick with probability 1/`tokens_per_step`),
+    /// solved on a [`DEFAULT_GRID_POINTS`] grid. What the agent calls before a session.
+    pub fn optimal_schedule(
+        &self,
+        costs: StopCosts,
+        horizon: u64,
+        stride: u64,
+        tokens_per_step: f64,
+    ) -> Result<OptimalSchedule, CompetenceError> {
+        if !(tokens_per_step.is_finite() && tokens_per_step >= 1.0) {
+            return Err(CompetenceError::Invalid(format!(
+                "tokens per step must be at least 1, got {tokens_per_step}"
+            )));
+        }
+        let law = self.per_tick_law(1.0 / tokens_per_step, DEFAULT_LAW_ATOMS);
+        let spec = DpSpec {
+            costs,
+            horizon,
+            grid_points: DEFAULT_GRID_POINTS,
+            stride,
+        };
+        solve(&law, &spec)
     }
 
     /// The empirical law of a tick's increment over labelled trajectories scored under this
@@ -136,6 +167,35 @@ mod tests {
         assert!(mean(&law, true) > 0.0 && mean(&law, false) < 0.0);
         let tick = Calibration::prior().per_tick_law(0.01, 64);
         assert!(mean(&tick, false) < mean(&law, false));
+    }
+
+    #[test]
+    fn the_prior_schedule_is_more_patient_than_the_myopic_rule() {
+        use crate::competence::threshold::{RouteCost, myopic};
+        let costs = StopCosts {
+            kappa: 0.0001,
+            loss: 1.0,
+            route: RouteCost {
+                gamma: 0.2,
+                p_success: 0.85,
+            },
+        };
+        let s = Calibration::prior()
+            .optimal_schedule(costs, 2000, 64, 200.0)
+            .expect("solve");
+        assert_eq!(s.tau.len(), 2001);
+        assert_eq!(s.tau[63], s.tau[0]);
+        for t in (0..=2000).step_by(64) {
+            let m = myopic(&costs, 2000, t as u64);
+            assert!(s.tau[t] <= m + 1e-9, "t={t}: τ*={} τmyo={m}", s.tau[t]);
+        }
+        // Early on, waiting for evidence is worth something: τ* sits strictly below.
+        assert!(s.tau[0] < myopic(&costs, 2000, 0) - 1e-4, "{}", s.tau[0]);
+        assert!(
+            Calibration::prior()
+                .optimal_schedule(costs, 10, 1, 0.0)
+                .is_err()
+        );
     }
 
     #[test]

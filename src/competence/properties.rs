@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::calibrator::{CalibrationMap, Isotonic, Platt, ScoreRow};
-use super::dp::{DpSpec, LlrLaw, solve_visiting};
+use super::dp::{DpSpec, LlrLaw, solve, solve_visiting};
 use super::evidence::SignalKind;
 use super::likelihood::Likelihood;
 use super::signals::{MAX_SURPRISE, token_signals};
@@ -100,6 +100,22 @@ proptest! {
             }
         }).expect("solve");
         prop_assert!(ok.is_ok(), "{:?}", ok);
+    }
+
+    #[test]
+    fn the_optimal_threshold_never_exceeds_the_myopic_one(
+        law in law(),
+        costs in costs(),
+        horizon in 1u64..40,
+        grid in 21usize..161,
+    ) {
+        // Continuing optimally costs at most finishing alone, so the optimal rule escalates
+        // on a subset of the beliefs where the myopic rule does.
+        let spec = DpSpec { costs, horizon, grid_points: grid, stride: 1 };
+        let s = solve(&law, &spec).expect("solve");
+        for (t, tau) in s.tau.iter().enumerate() {
+            prop_assert!(*tau <= myopic(&costs, horizon, t as u64) + 1e-9, "t={t}");
+        }
     }
 
     #[test]
