@@ -271,9 +271,9 @@ mod tests {
         let l2 = l1 + 0.5 * (0.1f64 / 0.3).ln();
         assert!((j.log_odds() - l2).abs() < 1e-12);
         assert!((j.belief() - sigmoid(l2)).abs() < 1e-12);
-        // sigmoid(l2) = 0.6·√(1/9)... = 1.5·(1/√3)(1/√3)/(1 + …): compare to the closed form.
-        let odds = 1.5 * (1.0f64 / 3.0).sqrt() * (1.0f64 / 3.0).sqrt();
-        assert!((j.belief() - odds / (1.0 + odds)).abs() < 1e-12);
+        // By hand: prior odds 1.5, times (1/3)^½ for the token and (1/3)^½ for the tool
+        // error = 0.5, so B = 1/3.
+        assert!((j.belief() - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(j.terms().len(), 2);
         assert_eq!(j.terms()[1].signal, SignalKind::ToolError);
         assert!(j.should_escalate());
