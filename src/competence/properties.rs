@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::calibrator::{CalibrationMap, Isotonic, Platt, ScoreRow};
-use super::dp::{DpSpec, LlrLaw, solve, solve_visiting};
+use super::dp::{DpSpec, solve, solve_visiting};
 use super::evidence::SignalKind;
+use super::law::LlrLaw;
 use super::likelihood::Likelihood;
 use super::signals::{MAX_SURPRISE, token_signals};
 use super::threshold::{RouteCost, StopCosts, myopic};
