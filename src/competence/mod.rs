@@ -6,7 +6,7 @@
 //! - [`calibrator`]: Platt, isotonic and equal-mass maps from log-odds to probability;
 //! - [`calibration`]: all of the above in one versioned JSON value, and the built-in prior;
 //! - [`belief`]: the O(1) log-odds recursion and the per-session [`Judge`];
-//! - [`trajectory`], [`fit`]: labelled sessions, scoring and fitting;
+//! - [`trajectory`], [`mod@fit`]: labelled sessions, scoring and fitting;
 //! - [`threshold`], [`law`], [`dp`]: constant and myopic thresholds, evidence laws, the
 //!   optimal schedule.
 
