@@ -25,6 +25,8 @@ pub mod trajectory;
 
 #[cfg(test)]
 mod properties;
+#[cfg(test)]
+mod synthetic_check;
 
 pub use belief::{Belief, Judge, Reading};
 pub use calibration::{CALIBRATION_VERSION, Calibration};
