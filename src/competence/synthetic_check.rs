@@ -93,3 +93,73 @@ fn repeated_evidence_is_tempered_down() {
     );
     assert!(report.log_loss_fitted < report.log_loss_prior);
 }
+
+#[test]
+fn the_dp_value_is_what_its_policy_costs_when_simulated() {
+    use super::dp::{DpSpec, solve};
+    use super::law::LlrLaw;
+    use super::threshold::{RouteCost, StopCosts};
+
+    let pairs = [(0.5, 0.2), (0.3, 0.3), (0.2, 0.5)];
+    let law = LlrLaw::consistent(&pairs).expect("law");
+    let costs = StopCosts {
+        kappa: 0.004,
+        loss: 1.0,
+        route: RouteCost {
+            gamma: 0.15,
+            p_success: 0.9,
+        },
+    };
+    let horizon = 30u64;
+    let spec = DpSpec {
+        costs,
+        horizon,
+        grid_points: 1001,
+        stride: 1,
+    };
+    let schedule = solve(&law, &spec).expect("solve");
+    let prior = 0.6;
+    let mut rng = StdRng::seed_from_u64(3);
+    let n = 40_000;
+    let (mut sum, mut sum_sq) = (0.0, 0.0);
+    for _ in 0..n {
+        let y = rng.random_bool(prior);
+        let mut log_odds = (prior / (1.0 - prior)).ln();
+        let mut cost = 0.0;
+        let mut t = 0;
+        loop {
+            let b = 1.0 / (1.0 + (-log_odds).exp());
+            if b < schedule.tau[t as usize] {
+                cost += costs.escalation_cost();
+                break;
+            }
+            if t == horizon {
+                cost += if y { 0.0 } else { costs.loss };
+                break;
+            }
+            cost += costs.kappa;
+            let u: f64 = rng.random();
+            let mut acc = 0.0;
+            for a in law.atoms() {
+                acc += if y { a.p1 } else { a.p0 };
+                if u < acc {
+                    log_odds += a.llr;
+                    break;
+                }
+            }
+            t += 1;
+        }
+        sum += cost;
+        sum_sq += cost * cost;
+    }
+    let mean = sum / n as f64;
+    let sd = ((sum_sq / n as f64 - mean * mean) / n as f64).sqrt();
+    let predicted = schedule.value_at(prior);
+    assert!(
+        (mean - predicted).abs() < 4.0 * sd + 1e-3,
+        "simulated {mean} ± {sd}, DP says {predicted}"
+    );
+    // And the schedule is worth having: never escalating, or escalating at once, cost more.
+    let never = costs.kappa * horizon as f64 + costs.loss * (1.0 - prior);
+    assert!(predicted < never.min(costs.escalation_cost()) - 0.01);
+}
