@@ -33,6 +33,7 @@ pub async fn run_tui(
         banner,
         log_path: Some(log_path.display().to_string()),
         replay: None,
+        counterfactual: None,
     };
     let emitter = Emitter::new(vec![log_tx, ui_tx]);
     let session = tokio::spawn(session::run(setup, emitter, cmd_rx));

@@ -9,6 +9,7 @@ use super::evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
 use super::likelihood::Likelihood;
 use super::signals::TokenSignals;
 use super::threshold::Threshold;
+use crate::event::Alternative;
 
 /// At most three token terms and five step terms can land on one tick.
 pub const MAX_TERMS_PER_TICK: usize = 8;
@@ -149,6 +150,19 @@ impl Judge {
         self.belief.add_token(signals);
     }
 
+    /// One junior token straight from the stream: computes its signals, observes them and
+    /// returns them (so the caller can log or record the same numbers).
+    pub fn observe_logprobs(
+        &mut self,
+        chosen: &str,
+        logprob: Option<f64>,
+        top: &[Alternative],
+    ) -> TokenSignals {
+        let signals = TokenSignals::from_alternatives(chosen, logprob, top);
+        self.observe_token(&signals);
+        signals
+    }
+
     /// The facts of a finished step, at the current tick (the step's last token).
     pub fn observe_step(&mut self, facts: &StepFacts) {
         self.belief.add_step(facts);
@@ -177,6 +191,8 @@ impl Judge {
     pub fn threshold(&self) -> f64 {
         self.threshold.at(self.tick)
     }
+    /// The evidence added at the current tick. Step facts appear present (value 1.0) and
+    /// absent (value 0.0); absent ones move ℓ very little and a UI may leave them out.
     pub fn terms(&self) -> &[EvidenceTerm] {
         self.belief.terms()
     }
@@ -255,9 +271,9 @@ mod tests {
         let l2 = l1 + 0.5 * (0.1f64 / 0.3).ln();
         assert!((j.log_odds() - l2).abs() < 1e-12);
         assert!((j.belief() - sigmoid(l2)).abs() < 1e-12);
-        // sigmoid(l2) = 0.6·√(1/9)... = 1.5·(1/√3)(1/√3)/(1 + …): compare to the closed form.
-        let odds = 1.5 * (1.0f64 / 3.0).sqrt() * (1.0f64 / 3.0).sqrt();
-        assert!((j.belief() - odds / (1.0 + odds)).abs() < 1e-12);
+        // By hand: prior odds 1.5, times (1/3)^½ for the token and (1/3)^½ for the tool
+        // error = 0.5, so B = 1/3.
+        assert!((j.belief() - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(j.terms().len(), 2);
         assert_eq!(j.terms()[1].signal, SignalKind::ToolError);
         assert!(j.should_escalate());
@@ -280,7 +296,8 @@ mod tests {
     #[test]
     fn missing_logprobs_advance_the_clock_only() {
         let mut j = Judge::new(small(), Threshold::Constant(0.5));
-        j.observe_token(&TokenSignals::default());
+        let s = j.observe_logprobs("x", None, &[]);
+        assert!(s.is_empty());
         assert_eq!(j.tick(), 1);
         assert!((j.belief() - 0.6).abs() < 1e-12);
         assert!(j.terms().is_empty());

@@ -6,8 +6,9 @@
 //! - [`calibrator`]: Platt, isotonic and equal-mass maps from log-odds to probability;
 //! - [`calibration`]: all of the above in one versioned JSON value, and the built-in prior;
 //! - [`belief`]: the O(1) log-odds recursion and the per-session [`Judge`];
-//! - [`trajectory`], [`fit`]: labelled sessions, scoring and fitting;
-//! - [`threshold`], [`dp`], [`law`]: constant, myopic and optimal thresholds.
+//! - [`trajectory`], [`mod@fit`]: labelled sessions, scoring and fitting;
+//! - [`threshold`], [`law`], [`dp`]: constant and myopic thresholds, evidence laws, the
+//!   optimal schedule.
 
 pub mod belief;
 pub mod calibration;
@@ -24,13 +25,16 @@ pub mod trajectory;
 
 #[cfg(test)]
 mod properties;
+#[cfg(test)]
+mod synthetic_check;
 
 pub use belief::{Belief, Judge, Reading};
 pub use calibration::{CALIBRATION_VERSION, Calibration};
 pub use calibrator::{CalibrationMap, EqualMassBins, Isotonic, MapKind, Platt, ScoreRow};
-pub use dp::{DpSpec, LlrAtom, LlrLaw, OptimalSchedule, solve, solve_visiting};
+pub use dp::{DpSpec, OptimalSchedule, solve, solve_visiting};
 pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
 pub use fit::{FitOptions, FitReport, fit};
+pub use law::{LlrAtom, LlrLaw};
 pub use likelihood::Likelihood;
 pub use prior::PRIOR_SUCCESS_RATE;
 pub use signals::{TokenSignals, token_signals};
