@@ -168,6 +168,12 @@ impl Judge {
         self.belief.add_step(facts);
     }
 
+    /// One raw observation at the current tick (e.g. replaying a logged term's value under
+    /// another calibration). Returns the term added, if the calibration knows the signal.
+    pub fn observe(&mut self, observation: Observation) -> Option<EvidenceTerm> {
+        self.belief.add(observation)
+    }
+
     /// Back to the prior, keeping the clock (compute already spent stays spent).
     pub fn reset(&mut self) {
         self.belief.reset();

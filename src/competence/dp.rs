@@ -17,6 +17,11 @@ use super::calibrator::{logit, sigmoid};
 use super::law::LlrLaw;
 use super::threshold::{StopCosts, Threshold};
 
+/// Largest grid the solver accepts (memory is O(grid · atoms)).
+pub const MAX_GRID_POINTS: usize = 1_000_000;
+/// Largest horizon the solver accepts (the schedule alone is 8 bytes per tick).
+pub const MAX_HORIZON: u64 = 1 << 24;
+
 /// The size of the problem: costs, horizon T (ticks), belief grid and decision stride.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DpSpec {
@@ -202,9 +207,9 @@ pub fn solve_visiting(
 ) -> Result<OptimalSchedule, CompetenceError> {
     spec.costs.validate()?;
     let n = spec.grid_points;
-    if n < 2 || n > u32::MAX as usize {
+    if !(2..=MAX_GRID_POINTS).contains(&n) {
         return Err(CompetenceError::Invalid(format!(
-            "belief grid needs at least 2 points, got {n}"
+            "belief grid needs 2 to {MAX_GRID_POINTS} points, got {n}"
         )));
     }
     if spec.stride == 0 {
@@ -212,8 +217,13 @@ pub fn solve_visiting(
             "schedule stride must be ≥ 1".into(),
         ));
     }
-    let horizon = usize::try_from(spec.horizon)
-        .map_err(|_| CompetenceError::Invalid("horizon too large".into()))?;
+    if spec.horizon > MAX_HORIZON {
+        return Err(CompetenceError::Invalid(format!(
+            "horizon {} is beyond {MAX_HORIZON} ticks; solve on a coarser clock",
+            spec.horizon
+        )));
+    }
+    let horizon = spec.horizon as usize;
     let escalate = spec.costs.escalation_cost();
     let (kappa, loss) = (spec.costs.kappa, spec.costs.loss);
     let last = (n - 1) as f64;
@@ -362,6 +372,9 @@ mod tests {
         assert!(solve(&law, &spec).is_err());
         spec.grid_points = 11;
         spec.stride = 0;
+        assert!(solve(&law, &spec).is_err());
+        spec.stride = 1;
+        spec.horizon = MAX_HORIZON + 1;
         assert!(solve(&law, &spec).is_err());
     }
 }
