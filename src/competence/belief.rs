@@ -349,7 +349,10 @@ mod tests {
             }
         }
         let after = j.belief();
-        assert!((after - prior).abs() < 0.05, "{prior} → {after}");
+        // Ordinary text neither collapses the belief nor saturates it: confident tokens are
+        // weak evidence of success (the prior's likelihoods are normalised), uncertain ones
+        // weak evidence of failure.
+        assert!(after > prior - 0.05 && after < 0.9, "{prior} → {after}");
         // …while a long stretch of uncertain tokens and failed steps does move it.
         for _ in 0..400 {
             j.observe_token(&uncertain);

@@ -113,10 +113,7 @@ mod tests {
             SignalKind::Margin,
             SignalKind::Surprise,
         ] {
-            assert!(
-                c.signals[&k].llrs().iter().all(|l| l.abs() < 0.01),
-                "{k:?}"
-            );
+            assert!(c.signals[&k].llrs().iter().all(|l| l.abs() < 0.01), "{k:?}");
         }
         for (k, _, present) in STEP_TABLES {
             assert!((llr(k, 1.0) - present).abs() < 1e-12, "{k:?}");

@@ -10,7 +10,7 @@ use super::competence::Counterfactual;
 use crate::event::{Command, Outcome};
 
 /// How the UI is started.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct UiOptions {
     /// A mode string shown in the title bar, e.g. `demo: scripted models`.
     pub banner: Option<String>,
@@ -22,17 +22,6 @@ pub struct UiOptions {
     /// A second belief trace (the log re-scored under another calibration or policy),
     /// drawn beside the logged one with the ticks where the decisions differ.
     pub counterfactual: Option<Counterfactual>,
-}
-
-impl Default for UiOptions {
-    fn default() -> Self {
-        UiOptions {
-            banner: None,
-            log_path: None,
-            replay: None,
-            counterfactual: None,
-        }
-    }
 }
 
 /// What the operator asks of the task that feeds a replay.

@@ -30,7 +30,7 @@ fn finish() -> Reply {
     )
 }
 
-/// Long enough a hesitant run that any sensible prior falls below τ = 0.3.
+/// Long enough a hesitant run that the built-in prior falls below τ = 0.45.
 fn lost() -> String {
     "I am not sure which file this is about or what the format should be, ".repeat(8)
 }

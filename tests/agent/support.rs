@@ -47,7 +47,7 @@ pub fn config(junior: &ScriptedServer, senior: &ScriptedServer) -> Config {
     c.senior.api_key_env = None;
     c.senior.max_retries = 1;
     c.policy.threshold = ThresholdKind::Constant;
-    c.policy.constant = 0.3;
+    c.policy.constant = 0.45;
     c.policy.route = RouteMode::Senior;
     c.agent.approval = Approval::Never;
     c.agent.max_steps = 8;
