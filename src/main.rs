@@ -28,6 +28,25 @@ enum Command {
         /// Print the event summary instead of opening the TUI (automatic without a terminal).
         #[arg(long)]
         headless: bool,
+        /// Where to write the session log (default: the XDG data dir's sessions/).
+        #[arg(long)]
+        log: Option<PathBuf>,
+    },
+    /// Run one session in the terminal UI: watch the judge, answer questions, approve writes.
+    Run {
+        /// The git repository to work in.
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Compute and log every decision, never hand off.
+        #[arg(long)]
+        shadow: bool,
+        /// Where to write the session log (default: the XDG data dir's sessions/).
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// What the junior should do.
+        task: String,
     },
     /// Run one session headless: events on stderr (or JSON lines on stdout), then a summary.
     Exec {
@@ -148,10 +167,37 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print_summary(&summary, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { headless } => {
+        Command::Run {
+            repo,
+            config,
+            shadow,
+            log,
+            task,
+        } => {
+            let mut config = load_config(config.as_deref())?;
+            config.policy.shadow |= shadow;
+            let rt = runtime()?;
+            let reason = rt
+                .block_on(async {
+                    let prepared = handoff::exec::prepare(
+                        config,
+                        &repo,
+                        &task,
+                        handoff::agent::session::Approvals::Interactive,
+                        log,
+                    )?;
+                    let log = prepared.log_path.clone();
+                    let reason = handoff::interactive::run_tui(prepared, None).await?;
+                    Ok::<_, anyhow::Error>((reason, log))
+                })
+                .context("running the session")?;
+            eprintln!("session log: {}", reason.1.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { headless, log } => {
             let headless = headless || !std::io::stdout().is_terminal();
             let summary = runtime()?
-                .block_on(handoff::demo::run::demo(headless))
+                .block_on(handoff::demo::run::demo(headless, log))
                 .context("running the demo")?;
             if let Some(summary) = summary {
                 print_summary(&summary, false)?;

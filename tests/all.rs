@@ -1,6 +1,7 @@
 //! One integration-test binary (links once); one `mod` per area.
 
 mod agent;
+mod demo;
 mod llm;
 mod metrics;
 mod tools;

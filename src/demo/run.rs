@@ -128,10 +128,18 @@ fn commit_all(root: &Path) -> Result<(), git2::Error> {
 const HEADLESS_ANSWER: &str = "stay an error";
 
 /// Runs the demo; headless returns the summary, the TUI shows everything itself.
-pub async fn demo(headless: bool) -> Result<Option<crate::exec::Summary>, DemoRunError> {
+///
+/// The log goes to `log`, else to the sessions directory, so the demo can be replayed.
+pub async fn demo(
+    headless: bool,
+    log: Option<PathBuf>,
+) -> Result<Option<crate::exec::Summary>, DemoRunError> {
     let demo = prepare().await?;
-    let log = crate::config::sessions_dir()
-        .map(|d| d.join(format!("demo-{}.jsonl", crate::exec::new_session_id())))
+    let log = log
+        .or_else(|| {
+            crate::config::sessions_dir()
+                .map(|d| d.join(format!("demo-{}.jsonl", crate::exec::new_session_id())))
+        })
         .unwrap_or_else(|| demo.dir.path().join("demo.jsonl"));
     let approvals = if headless {
         crate::agent::session::Approvals::Granted

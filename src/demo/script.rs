@@ -107,7 +107,7 @@ pub fn junior() -> Script {
             join([
                 confident("Thanks. I will add the hours unit with a patch."),
                 hesitant(
-                    "I think the match arm goes after minutes, if the context lines are right",
+                    " I think the match arm goes after minutes, if the context lines are right",
                 ),
             ]),
             Some(("call_4", "apply_patch", json!({"patch": bad_patch}))),
