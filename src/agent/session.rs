@@ -89,10 +89,20 @@ pub(crate) struct State {
 
 /// One escalation, for Ask-F1 at the end.
 #[derive(Debug, Clone)]
-pub(crate) struct EscalationRecord {
+pub struct EscalationRecord {
     pub shadow: bool,
     /// The operator's mark, when given.
     pub needed: Option<bool>,
+}
+
+impl EscalationRecord {
+    /// A crossing in shadow mode: logged, not acted on; scored by the outcome.
+    pub fn shadow() -> Self {
+        EscalationRecord {
+            shadow: true,
+            needed: None,
+        }
+    }
 }
 
 /// Runs a session to its end. Events go to `emitter`; intents come from `commands`.
@@ -238,6 +248,7 @@ pub async fn run(
                 step: st.step,
                 paused: &mut st.paused,
                 usd: &mut st.usd_seen,
+                escalations: &mut st.escalations,
             };
             turn::stream_turn(&mut tctx, client, actor, &req).await
         };

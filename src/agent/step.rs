@@ -253,6 +253,8 @@ async fn end_step_with(
     if reading.below && st.cooldown == 0 {
         if st.shadow {
             if reading.crossed {
+                st.escalations
+                    .push(super::session::EscalationRecord::shadow());
                 let ev = st.watch.shadow_escalation(step);
                 st.emitter.emit(ev).await;
             }

@@ -45,6 +45,8 @@ pub struct TurnContext<'a> {
     pub paused: &'a mut bool,
     /// Money spent so far in the session; each request adds its cost.
     pub usd: &'a mut f64,
+    /// Shadow-mode crossings are recorded here for Ask-F1.
+    pub escalations: &'a mut Vec<super::session::EscalationRecord>,
 }
 
 /// Streams one reply from `client` as `actor`.
@@ -140,6 +142,7 @@ async fn attempt_turn(
                                 return Attempt::End(TurnEnd::Escalate(EscalationReason::Threshold));
                             }
                             if reading.crossed && *ctx.shadow {
+                                ctx.escalations.push(super::session::EscalationRecord::shadow());
                                 ctx.emitter.emit(ctx.watch.shadow_escalation(ctx.step)).await;
                             }
                         } else {

@@ -8,7 +8,7 @@ use handoff::event::{EscalationReason, Event, Outcome, Route};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{config, repo, run, servers};
+use super::support::{config, lost, repo, run, servers};
 
 const FILES: [(&str, &str); 1] = [("notes.txt", "hello\n")];
 
@@ -30,10 +30,6 @@ fn finish() -> Reply {
     )
 }
 
-/// Long enough a hesitant run that the built-in prior falls below τ = 0.45.
-fn lost() -> String {
-    "I am not sure which file this is about or what the format should be, ".repeat(8)
-}
 
 #[tokio::test]
 async fn a_confident_junior_finishes_alone_and_the_check_labels_success() {
@@ -308,4 +304,53 @@ async fn a_stream_dropped_mid_way_is_retried_and_not_held_against_the_junior() {
         Event::BeliefUpdated { terms, .. } => !terms.is_empty(),
         _ => true,
     }));
+}
+
+#[tokio::test]
+async fn shadow_mode_logs_the_decision_but_never_hands_off() {
+    let junior = Script::new(vec![
+        reply(
+            join([confident("Now"), hesitant(&lost())]),
+            Some((
+                "c1",
+                "write_file",
+                json!({"path": "done.txt", "content": "x"}),
+            )),
+        ),
+        finish(),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.policy.shadow = true;
+    cfg.agent.check = Some("test -f missing.txt".into());
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create done.txt",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    assert_eq!(ran.summary.outcome, Outcome::Failure);
+    assert_eq!(s.requests().len(), 0, "nothing was handed to the senior");
+    let esc = &ran.summary.escalations;
+    assert_eq!(esc.len(), 1, "one crossing, logged once: {esc:?}");
+    assert!(esc[0].shadow);
+    // The junior's write went through: shadow mode changes nothing.
+    assert!(dir.path().join("done.txt").exists());
+    // Needed, since the junior went on to fail: a true positive, and the session is
+    // uncensored (usable for calibration).
+    assert_eq!(
+        ran.summary.ask,
+        handoff::event::AskCounts {
+            tp: 1,
+            fp: 0,
+            fn_: 0
+        }
+    );
+    match ran.events.last() {
+        Some(Event::SessionEnded { censored, .. }) => assert!(!censored),
+        other => panic!("no session end: {other:?}"),
+    }
 }
