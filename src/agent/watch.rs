@@ -115,7 +115,10 @@ impl Watch {
 
     /// The judge a config asks for, under a calibration already in hand (`calibrate` has
     /// just fitted one; `replay` re-scores a log under one).
-    pub fn with_calibration(config: &Config, calibration: Calibration) -> Result<Watch, WatchError> {
+    pub fn with_calibration(
+        config: &Config,
+        calibration: Calibration,
+    ) -> Result<Watch, WatchError> {
         let c = &config.costs;
         let senior = RouteCost {
             gamma: c.gamma_senior,

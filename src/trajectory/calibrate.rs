@@ -361,13 +361,7 @@ impl CalibrationReport {
         let mut out = format!(
             "{} sessions from {} files: {} train, {} held out \
              ({} censored left out, {} unlabelled, {} incomplete)\n",
-            c.read,
-            self.files,
-            c.train,
-            c.holdout,
-            c.censored_skipped,
-            c.unlabelled,
-            c.incomplete
+            c.read, self.files, c.train, c.holdout, c.censored_skipped, c.unlabelled, c.incomplete
         );
         out.push_str(&format!(
             "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",

@@ -117,7 +117,15 @@ pub fn write_all(
     })?;
     let rel = dir.join("reliability.svg");
     let tr = dir.join("traces.svg");
-    reliability(&rel, bins, "Reliability on held-out sessions (10 equal-mass bins)")?;
-    traces(&tr, belief_traces, "Held-out belief traces (green: success, red: failure)")?;
+    reliability(
+        &rel,
+        bins,
+        "Reliability on held-out sessions (10 equal-mass bins)",
+    )?;
+    traces(
+        &tr,
+        belief_traces,
+        "Held-out belief traces (green: success, red: failure)",
+    )?;
     Ok(vec![rel, tr])
 }

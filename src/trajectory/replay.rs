@@ -423,3 +423,101 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod feeder_tests {
+    use super::*;
+    use crate::event::Actor;
+
+    fn log() -> Vec<Stamped> {
+        let started = Event::SessionStarted {
+            session_id: "s".into(),
+            task: "t".into(),
+            repo: "r".into(),
+            head: None,
+            config_digest: "d".into(),
+            junior_model: "j".into(),
+            senior_model: "s".into(),
+            policy: "constant".into(),
+            shadow: false,
+            token_budget: 100,
+            prior: 0.7,
+        };
+        let end = |step| Event::StepEnded {
+            step,
+            actor: Actor::Junior,
+            tick: u64::from(step),
+            tool: None,
+            ok: true,
+            belief: 0.7,
+            terms: vec![],
+            checkpoint: None,
+        };
+        let warn = || Event::Warning {
+            kind: "k".into(),
+            message: "m".into(),
+        };
+        [started, warn(), end(1), warn(), end(2), warn(), end(3)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, event)| Stamped {
+                t_ms: 1000 * i as u64,
+                event,
+            })
+            .collect()
+    }
+
+    async fn next_kinds(rx: &mut Receiver<Stamped>, n: usize) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+                Ok(Some(s)) => out.push(s.event.kind()),
+                _ => break,
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn the_feeder_paces_pauses_steps_and_seeks_back() {
+        let (tx, mut rx) = mpsc::channel(64);
+        let (ctl, controls) = mpsc::channel(8);
+        // 1000 ms between logged events at speed 2: 500 ms apart, ample time to pause.
+        let task = tokio::spawn(feed(log(), tx, controls, 2.0));
+        // Paced: the first event at once, the next after 1000 ms / speed 2.
+        assert_eq!(next_kinds(&mut rx, 1).await, vec!["session_started"]);
+        let t0 = tokio::time::Instant::now();
+        assert_eq!(next_kinds(&mut rx, 1).await, vec!["warning"]);
+        assert!(
+            t0.elapsed() >= Duration::from_millis(450),
+            "{:?}",
+            t0.elapsed()
+        );
+        ctl.send(ReplayControl::Pause).await.expect("send");
+        ctl.send(ReplayControl::NextStep).await.expect("send");
+        assert_eq!(next_kinds(&mut rx, 1).await, vec!["step_ended"]);
+        ctl.send(ReplayControl::StepEvent).await.expect("send");
+        ctl.send(ReplayControl::NextStep).await.expect("send");
+        assert_eq!(next_kinds(&mut rx, 2).await, vec!["warning", "step_ended"]);
+        // Paused: nothing more comes on its own.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(rx.try_recv().is_err());
+        // Back to the end of step 1: the log is re-sent from its start up to there.
+        ctl.send(ReplayControl::PreviousStep).await.expect("send");
+        assert_eq!(
+            next_kinds(&mut rx, 3).await,
+            vec!["session_started", "warning", "step_ended"]
+        );
+        ctl.send(ReplayControl::Resume).await.expect("send");
+        assert_eq!(
+            next_kinds(&mut rx, 4).await,
+            vec!["warning", "step_ended", "warning", "step_ended"]
+        );
+        drop(rx);
+        drop(ctl);
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the feeder ends when the UI is gone")
+            .expect("no panic");
+    }
+}

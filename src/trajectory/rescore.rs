@@ -59,8 +59,13 @@ pub enum Evidence {
         shadow: bool,
     },
     /// The session started (`shadow` as configured) or ended (`label`).
-    Started { shadow: bool },
-    Ended { label: Option<bool>, censored: bool },
+    Started {
+        shadow: bool,
+    },
+    Ended {
+        label: Option<bool>,
+        censored: bool,
+    },
 }
 
 fn observations(terms: &[EvidenceTerm]) -> Vec<Observation> {
@@ -357,5 +362,207 @@ impl Rescorer {
             escalate,
             logged,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::competence::{Calibration, SignalKind, StepFacts, Threshold};
+
+    fn term(signal: SignalKind, value: f64) -> EvidenceTerm {
+        EvidenceTerm {
+            signal,
+            value,
+            llr: 0.0,
+        }
+    }
+
+    fn update(tick: u64, terms: Vec<EvidenceTerm>) -> Event {
+        Event::BeliefUpdated {
+            tick,
+            belief: 0.5,
+            log_odds: 0.0,
+            threshold: 0.4,
+            policy: "constant".into(),
+            terms,
+        }
+    }
+
+    fn step_end(tick: u64, terms: Vec<EvidenceTerm>) -> Event {
+        Event::StepEnded {
+            step: 1,
+            actor: Actor::Junior,
+            tick,
+            tool: None,
+            ok: true,
+            belief: 0.5,
+            terms,
+            checkpoint: None,
+        }
+    }
+
+    fn decode(events: &[Event]) -> Vec<Evidence> {
+        let mut d = EvidenceDecoder::new();
+        let mut out = Vec::new();
+        for e in events {
+            d.push(e, &mut out);
+        }
+        out
+    }
+
+    fn observed(evidence: &[Evidence]) -> Vec<(bool, Vec<SignalKind>)> {
+        evidence
+            .iter()
+            .filter_map(|e| match e {
+                Evidence::Token { observations, .. } => {
+                    Some((false, observations.iter().map(|o| o.signal).collect()))
+                }
+                Evidence::Step { observations, .. } => {
+                    Some((true, observations.iter().map(|o| o.signal).collect()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_update_adds_only_the_terms_after_its_tokens() {
+        let tok = term(SignalKind::Entropy, 1.0);
+        let err = term(SignalKind::ToolError, 1.0);
+        let diff = term(SignalKind::NoDiff, 0.0);
+        let events = [
+            // A step before any token lands on tick 0.
+            update(0, vec![err]),
+            step_end(0, vec![err]),
+            update(1, vec![tok]),
+            update(1, vec![tok, err, diff]),
+            step_end(1, vec![tok, err, diff]),
+            // A second step on the same tick repeats everything before it.
+            update(1, vec![tok, err, diff, diff]),
+            step_end(1, vec![tok, err, diff, diff]),
+            // After a reset the list starts afresh on the same tick.
+            Event::SeniorReturned { step: 2, tick: 1 },
+            update(1, vec![err]),
+            step_end(1, vec![err]),
+        ];
+        let out = decode(&events);
+        use SignalKind::*;
+        assert_eq!(
+            observed(&out),
+            vec![
+                (true, vec![ToolError]),
+                (false, vec![Entropy]),
+                (true, vec![ToolError, NoDiff]),
+                (true, vec![NoDiff]),
+                (true, vec![ToolError]),
+            ]
+        );
+        assert_eq!(out.iter().filter(|e| **e == Evidence::StepDone).count(), 4);
+        assert_eq!(out.iter().filter(|e| **e == Evidence::Reset).count(), 1);
+    }
+
+    #[test]
+    fn a_step_without_an_update_still_counts_as_a_step() {
+        let out = decode(&[update(1, vec![]), step_end(1, vec![])]);
+        assert!(matches!(out[1], Evidence::Step { logged: None, .. }));
+        assert_eq!(out[2], Evidence::StepDone);
+    }
+
+    #[test]
+    fn only_answers_reset_the_belief_not_deferrals() {
+        let answered = |deferred| Event::OperatorAnswered {
+            step: 1,
+            answer: String::new(),
+            needed: None,
+            deferred_to_senior: deferred,
+        };
+        assert_eq!(decode(&[answered(false)]), vec![Evidence::Reset]);
+        assert!(decode(&[answered(true)]).is_empty());
+    }
+
+    fn rescorer(shadow: bool, tau: f64, cooldown: u32) -> Rescorer {
+        let judge = Judge::new(Calibration::prior(), Threshold::Constant(tau));
+        let mut r = Rescorer::new(judge, cooldown);
+        r.push(&Evidence::Started { shadow });
+        r
+    }
+
+    fn token(tick: u64) -> Evidence {
+        Evidence::Token {
+            tick,
+            observations: vec![],
+            logged: Logged {
+                belief: 0.0,
+                log_odds: 0.0,
+                threshold: 0.0,
+            },
+        }
+    }
+
+    fn failed_step(tick: u64) -> Evidence {
+        let facts = StepFacts {
+            check_failed: true,
+            patch_rejected: true,
+            tool_error: true,
+            repeated_action: true,
+            no_diff: true,
+        };
+        Evidence::Step {
+            tick,
+            observations: facts.observations().to_vec(),
+            logged: None,
+        }
+    }
+
+    /// τ just under the prior: one failed step takes the belief below it.
+    fn tau() -> f64 {
+        Calibration::prior().prior - 0.01
+    }
+
+    #[test]
+    fn live_hand_offs_wait_for_the_cooldown_and_happen_once_per_reset() {
+        let mut r = rescorer(false, tau(), 1);
+        let decisions = |r: &mut Rescorer, evidence: &[Evidence]| -> Vec<bool> {
+            evidence
+                .iter()
+                .filter_map(|e| r.push(e))
+                .map(|p| p.escalate)
+                .collect()
+        };
+        // Below after the step: escalate once, then nothing until a reset.
+        assert_eq!(
+            decisions(&mut r, &[token(1), failed_step(1), token(2)]),
+            vec![false, true, false]
+        );
+        // The reset opens a cooldown of one step: the first step's tokens may not escalate.
+        assert_eq!(
+            decisions(
+                &mut r,
+                &[
+                    Evidence::Reset,
+                    token(3),
+                    failed_step(3),
+                    Evidence::StepDone,
+                    token(4)
+                ]
+            ),
+            vec![false, false, true]
+        );
+        // The clock kept running through the reset, and skipped ticks still count.
+        let p = r.push(&token(9)).expect("reading");
+        assert_eq!(p.tick, 9);
+    }
+
+    #[test]
+    fn shadow_sessions_decide_at_each_crossing() {
+        let mut r = rescorer(true, tau(), 0);
+        let got: Vec<bool> = [token(1), failed_step(1), token(2), failed_step(2)]
+            .iter()
+            .filter_map(|e| r.push(e))
+            .map(|p| p.escalate)
+            .collect();
+        // Below from the first failed step on: one crossing, not two.
+        assert_eq!(got, vec![false, true, false, false]);
     }
 }

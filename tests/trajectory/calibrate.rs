@@ -8,11 +8,11 @@ use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load, read_ses
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use super::synthetic::{Kind, corpus, session};
+use super::synthetic::{Kind, corpus, corpus_dir, session};
 
 #[test]
 fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = corpus_dir();
     // Every 10th session is censored with a label that ignores its evidence: fitting on
     // them would bias the judge, so they must stay out.
     corpus(dir.path(), 2000, 10, 1);
@@ -30,8 +30,16 @@ fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
     assert_eq!(h.forecasts, 10 * c.holdout);
     let ece_mass = h.ece_mass10.expect("ece");
     let ece_width = h.ece_width15.expect("ece");
-    assert!(ece_mass <= 0.03, "equal-mass ECE {ece_mass}\n{}", report.to_text());
-    assert!(ece_width <= 0.03, "equal-width ECE {ece_width}\n{}", report.to_text());
+    assert!(
+        ece_mass <= 0.03,
+        "equal-mass ECE {ece_mass}\n{}",
+        report.to_text()
+    );
+    assert!(
+        ece_width <= 0.03,
+        "equal-width ECE {ece_width}\n{}",
+        report.to_text()
+    );
     // The evidence is worth something: better than the prior, and it ranks sessions.
     assert!(h.brier.expect("brier") < h.brier_prior.expect("brier") - 0.05);
     assert!(h.auroc.expect("auroc") > 0.85, "{:?}", h.auroc);
@@ -51,7 +59,7 @@ fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
 
 #[test]
 fn including_censored_sessions_is_a_choice_and_it_biases_the_fit() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = corpus_dir();
     corpus(dir.path(), 300, 2, 2);
     let (_, sessions, _) = load(&[dir.path().to_path_buf()], false);
     let opts = CalibrateOptions::default();
@@ -65,7 +73,12 @@ fn including_censored_sessions_is_a_choice_and_it_biases_the_fit() {
     assert_eq!(r2.counts.censored_skipped, 0);
     assert_eq!(r2.counts.train + r2.counts.holdout, 300);
     // Censored sessions all say "success": the base rate rises when they are let in.
-    assert!(taken.prior > left_out.prior + 0.1, "{} vs {}", taken.prior, left_out.prior);
+    assert!(
+        taken.prior > left_out.prior + 0.1,
+        "{} vs {}",
+        taken.prior,
+        left_out.prior
+    );
 }
 
 #[test]
@@ -113,7 +126,7 @@ fn trajectories_hold_exactly_the_logged_evidence() {
 
 #[test]
 fn the_command_writes_the_calibration_the_json_report_and_the_plots() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = corpus_dir();
     let logs = dir.path().join("logs");
     std::fs::create_dir_all(&logs).expect("mkdir");
     corpus(&logs, 200, 0, 3);
@@ -155,6 +168,9 @@ fn the_command_writes_the_calibration_the_json_report_and_the_plots() {
     Calibration::from_json(&text).expect("a valid calibration");
     for name in ["reliability.svg", "traces.svg"] {
         let svg = std::fs::read_to_string(plots.join(name)).expect("plot written");
-        assert!(svg.starts_with("<svg") && svg.contains("<polyline"), "{name}");
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline"),
+            "{name}"
+        );
     }
 }

@@ -24,8 +24,6 @@ pub enum Kind {
     Plain,
     /// Escalated for real: censored, labelled `success` whatever Y (the senior fixed it).
     Censored,
-    /// Ended without a label.
-    Unlabelled,
 }
 
 fn started(id: &str) -> Event {
@@ -93,7 +91,6 @@ pub fn session(rng: &mut StdRng, id: &str, kind: Kind) -> (Vec<Event>, bool) {
         Kind::Plain if y => (Outcome::Success, false),
         Kind::Plain => (Outcome::Failure, false),
         Kind::Censored => (Outcome::Success, true),
-        Kind::Unlabelled => (Outcome::Unlabelled, false),
     };
     events.push(Event::SessionEnded {
         outcome,
@@ -118,6 +115,18 @@ fn write(path: &Path, events: Vec<Event>) {
     w.close().expect("close");
 }
 
+/// A temporary directory for a corpus, in memory where the system offers one: the writer
+/// syncs at every step end, and thousands of syncs to a disk take longer than the test.
+pub fn corpus_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(dir) = tempfile::Builder::new().prefix("handoff-").tempdir_in(shm) {
+            return dir;
+        }
+    }
+    tempfile::tempdir().expect("tempdir")
+}
+
 /// Writes `n` sessions, one log each, into `dir`; every `censored_every`-th is censored
 /// (0: none). Files are written from several threads: the writer syncs at every step end,
 /// and syncs of parallel writers are committed together by the file system.
@@ -130,8 +139,7 @@ pub fn corpus(dir: &Path, n: usize, censored_every: usize, seed: u64) -> Vec<Pat
             scope.spawn(move || {
                 for (i, path) in paths.iter().enumerate().skip(k).step_by(threads) {
                     let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(1_000_003) + i as u64);
-                    let kind = if censored_every > 0 && i % censored_every == censored_every - 1
-                    {
+                    let kind = if censored_every > 0 && i % censored_every == censored_every - 1 {
                         Kind::Censored
                     } else {
                         Kind::Plain
