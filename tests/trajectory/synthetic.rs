@@ -4,7 +4,7 @@
 //! `StepEnded`), so `calibrate` can be checked against the truth.
 //!
 //! Truth: Y ~ Bernoulli(0.6); per token, entropy = 3·Beta(2, 5) when Y = 1 and
-//! 3·Beta(3, 4) when Y = 0, independent; every 25 tokens a step ends with a tool error
+//! 3·Beta(2.6, 4.4) when Y = 0 (about 0.1 nats a token), independent; every 25 tokens a step ends with a tool error
 //! with probability 0.1 (Y = 1) or 0.3 (Y = 0). The Bayes posterior is therefore calibrated,
 //! and a fit with enough data must be too.
 
@@ -45,7 +45,7 @@ fn started(id: &str) -> Event {
 /// The events of one session, scored live by a judge under the built-in prior.
 pub fn session(rng: &mut StdRng, id: &str, kind: Kind) -> (Vec<Event>, bool) {
     let ok = Beta::new(2.0, 5.0).expect("beta");
-    let bad = Beta::new(3.0, 4.0).expect("beta");
+    let bad = Beta::new(2.6, 4.4).expect("beta");
     let y = rng.random_bool(0.6);
     let ticks = rng.random_range(40..120);
     let mut judge = Judge::new(Calibration::prior(), Threshold::Constant(0.3));
