@@ -101,6 +101,48 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         csv: Option<PathBuf>,
     },
+    /// Fit the judge on logged sessions and score it on held-out ones.
+    Calibrate {
+        /// Session logs, or directories searched for `*.jsonl` logs.
+        #[arg(required = true, value_name = "LOG_OR_DIR")]
+        logs: Vec<PathBuf>,
+        /// Write the calibration JSON here (set `policy.calibration` to use it).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Write reliability.svg and traces.svg into this directory.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
+        /// Fraction of labelled sessions held out for scoring.
+        #[arg(long, default_value_t = 0.2)]
+        holdout: f64,
+        /// Fit on escalated (censored) sessions too.
+        #[arg(long)]
+        include_censored: bool,
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Config whose costs and token budget the threshold schedule is solved for.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Watch a logged session again; with --calibration/--policy, judge it again too.
+    Replay {
+        log: PathBuf,
+        /// Playback speed relative to the log's own timing.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Print the decisions instead of opening the TUI (automatic without a terminal).
+        #[arg(long)]
+        headless: bool,
+        /// Re-score under this calibration file.
+        #[arg(long, value_name = "FILE")]
+        calibration: Option<PathBuf>,
+        /// Re-score under this threshold policy: constant, constant=τ, myopic, optimal.
+        #[arg(long, value_name = "P")]
+        policy: Option<String>,
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -141,6 +183,38 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Report { logs, json, csv } => report(&logs, json, csv.as_deref()),
         Command::Doctor { config, json } => doctor(config, json),
+        Command::Calibrate {
+            logs,
+            output,
+            plot,
+            holdout,
+            include_censored,
+            json,
+            config,
+        } => calibrate(
+            &logs,
+            output.as_deref(),
+            plot.as_deref(),
+            holdout,
+            include_censored,
+            json,
+            config.as_deref(),
+        ),
+        Command::Replay {
+            log,
+            speed,
+            headless,
+            calibration,
+            policy,
+            config,
+        } => replay(
+            log,
+            speed,
+            headless,
+            calibration.as_deref(),
+            policy.as_deref(),
+            config.as_deref(),
+        ),
         Command::Exec {
             repo,
             config,
@@ -259,6 +333,108 @@ fn report(logs: &[PathBuf], json: bool, csv: Option<&Path>) -> anyhow::Result<Ex
             eprintln!("warning: {w}");
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn calibrate(
+    logs: &[PathBuf],
+    output: Option<&Path>,
+    plot: Option<&Path>,
+    holdout: f64,
+    include_censored: bool,
+    json: bool,
+    config: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load};
+    let config = load_config(config)?;
+    let (files, sessions, warnings) = load(logs, true);
+    if files == 0 {
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        anyhow::bail!("no session logs found in the given paths");
+    }
+    let options = CalibrateOptions {
+        holdout,
+        include_censored,
+        ..CalibrateOptions::default()
+    };
+    let (calibration, mut report) =
+        calibrate(&sessions, &options, &config).context("fitting the calibration")?;
+    report.files = files;
+    report.warnings = warnings;
+    if let Some(path) = output {
+        std::fs::write(path, calibration.to_json() + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(dir) = plot {
+        let bins = report
+            .holdout
+            .as_ref()
+            .map(|h| h.reliability.clone())
+            .unwrap_or_default();
+        handoff::trajectory::plot::write_all(dir, &bins, &report.traces)
+            .context("drawing the plots")?;
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).context("encoding the report")?
+        );
+    } else {
+        print!("{}", report.to_text());
+        match output {
+            Some(path) => println!("\nwrote {}", path.display()),
+            None => println!("\n(no -o FILE given: the calibration was not written)"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay(
+    log: PathBuf,
+    speed: f64,
+    headless: bool,
+    calibration: Option<&Path>,
+    policy: Option<&str>,
+    config: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    use handoff::trajectory::replay;
+    let config = load_config(config)?;
+    let (events, warnings) =
+        replay::load_events(&log).with_context(|| format!("reading {}", log.display()))?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let rescoring = if calibration.is_some() || policy.is_some() {
+        let cf = replay::counterfactual_config(&config, calibration, policy)?;
+        let judge = replay::judge_for(&cf).context("building the counterfactual judge")?;
+        let mut label = Vec::new();
+        if let Some(c) = calibration {
+            label.push(format!("calibration {}", c.display()));
+        }
+        if let Some(p) = policy {
+            label.push(format!("policy {p}"));
+        }
+        let plain: Vec<_> = events.iter().map(|s| &s.event).collect();
+        Some((
+            label.join(", "),
+            replay::rescore(plain, judge, cf.policy.cooldown_steps),
+        ))
+    } else {
+        None
+    };
+    if headless || !std::io::stdout().is_terminal() {
+        print!(
+            "{}",
+            replay::headless_text(&events, rescoring.as_ref().map(|(l, r)| (l.as_str(), r)))
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cf = rescoring.map(|(l, r)| replay::counterfactual(l, &r));
+    runtime()?
+        .block_on(replay::run_tui(log, events, cf, speed))
+        .context("running the replay UI")?;
     Ok(ExitCode::SUCCESS)
 }
 

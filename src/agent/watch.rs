@@ -110,6 +110,15 @@ impl Watch {
                 })?
             }
         };
+        Watch::with_calibration(config, calibration)
+    }
+
+    /// The judge a config asks for, under a calibration already in hand (`calibrate` has
+    /// just fitted one; `replay` re-scores a log under one).
+    pub fn with_calibration(
+        config: &Config,
+        calibration: Calibration,
+    ) -> Result<Watch, WatchError> {
         let c = &config.costs;
         let senior = RouteCost {
             gamma: c.gamma_senior,
@@ -159,6 +168,11 @@ impl Watch {
             config.policy.threshold.name(),
             shadow_route,
         ))
+    }
+
+    /// The judge itself, for re-scoring logged evidence with exactly the live rules.
+    pub fn judge(&self) -> &Judge {
+        &self.judge
     }
 
     pub fn policy_name(&self) -> &'static str {

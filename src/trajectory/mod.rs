@@ -6,9 +6,13 @@
 //! reader must survive what crashes leave behind (a torn last line, a corrupt line, a file
 //! from a newer version) without giving up on the rest of a corpus.
 
+pub mod calibrate;
 pub mod csv;
+pub mod plot;
 pub mod reader;
+pub mod replay;
 pub mod report;
+pub mod rescore;
 pub mod session;
 pub mod writer;
 

@@ -1,0 +1,464 @@
+//! `handoff calibrate`: logged sessions in, a fitted judge and honest held-out scores out.
+//!
+//! Sessions are read one file at a time (each streamed), turned into
+//! [`Trajectory`]s from the raw observation values their logs kept, labelled by their
+//! outcome, and split into training and held-out sessions by a hash of their identity, so
+//! the split is the same on every run and does not depend on file order. Escalated
+//! sessions are censored (the junior's own outcome was never seen) and stay out of the fit
+//! unless asked; shadow sessions are unbiased and always in.
+//!
+//! Scores are taken on held-out sessions only, at ten fractions of each trajectory (10 %,
+//! 20 %, …, 100 % of its ticks): the judge is used all along a session, not only at its
+//! end, and every session weighs the same whatever its length.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::rescore::{EvidenceDecoder, TrajectoryFold};
+use super::{LogError, LogReader, ReadWarning, log_files};
+use crate::agent::watch::Watch;
+use crate::competence::{Calibration, CompetenceError, FitOptions, FitReport, Trajectory, fit};
+use crate::config::{Config, ThresholdKind};
+use crate::event::Event;
+use crate::metrics::{
+    Binning, Forecast, ReliabilityBin, aurc, auroc, brier, ece, mce, reliability_bins,
+};
+
+/// Fractions of a trajectory at which held-out beliefs are scored.
+pub const FRACTIONS: usize = 10;
+/// Ticks at which the threshold schedule is printed (plus the last).
+const SCHEDULE_POINTS: u64 = 8;
+
+/// One session as read from a log.
+#[derive(Debug, Clone)]
+pub struct LoggedSession {
+    pub source: PathBuf,
+    pub session_id: String,
+    pub trajectory: Trajectory,
+    pub shadow: bool,
+    pub censored: bool,
+    /// The log reached `session_ended`.
+    pub ended: bool,
+}
+
+/// Sessions of one log file, streamed: the reader holds one line at a time and each
+/// session only its own trajectory.
+pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning>), LogError> {
+    let reader = LogReader::open(path)?;
+    let mut warnings = Vec::new();
+    let mut sessions = Vec::new();
+    let mut decoder = EvidenceDecoder::new();
+    let mut current: Option<(String, TrajectoryFold)> = None;
+    let mut evidence = Vec::new();
+    let finish = |(id, fold): (String, TrajectoryFold)| LoggedSession {
+        source: path.to_path_buf(),
+        session_id: id,
+        trajectory: fold.trajectory,
+        shadow: fold.shadow,
+        censored: fold.censored,
+        ended: fold.ended,
+    };
+    for item in reader {
+        let event = match item {
+            Ok(stamped) => stamped.event,
+            Err(w) => {
+                warnings.push(w);
+                continue;
+            }
+        };
+        if let Event::SessionStarted { session_id, .. } = &event {
+            sessions.extend(current.take().map(finish));
+            current = Some((session_id.clone(), TrajectoryFold::default()));
+        }
+        let (_, fold) = current.get_or_insert_with(|| (String::new(), TrajectoryFold::default()));
+        evidence.clear();
+        decoder.push(&event, &mut evidence);
+        for e in &evidence {
+            fold.push(e);
+        }
+    }
+    sessions.extend(current.map(finish));
+    Ok((sessions, warnings))
+}
+
+/// Every session of the logs named by `inputs` (files or directories of `*.jsonl`), the
+/// number of files, and what had to be skipped. With `progress`, a bar on stderr when it
+/// is a terminal and there are many files.
+pub fn load(inputs: &[PathBuf], progress: bool) -> (usize, Vec<LoggedSession>, Vec<String>) {
+    let (files, errors) = log_files(inputs);
+    let bar = progress.then(|| progress_bar(files.len())).flatten();
+    let mut warnings: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let mut sessions = Vec::new();
+    for file in &files {
+        match read_sessions(file) {
+            Ok((s, w)) => {
+                sessions.extend(s);
+                warnings.extend(w.iter().map(ToString::to_string));
+            }
+            Err(e) => warnings.push(e.to_string()),
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    (files.len(), sessions, warnings)
+}
+
+/// Knobs of [`calibrate`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CalibrateOptions {
+    /// Fraction of labelled sessions held out for scoring (0 ≤ h < 1).
+    pub holdout: f64,
+    /// Fit on escalated (censored) sessions too.
+    pub include_censored: bool,
+    pub fit: FitOptions,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        CalibrateOptions {
+            holdout: 0.2,
+            include_censored: false,
+            fit: FitOptions::default(),
+        }
+    }
+}
+
+/// Whether a session is held out: a hash of its id (of its log's path when it has none),
+/// so the split is stable across runs, independent of the order files are found in, and a
+/// session copied into two places lands on one side only.
+pub fn is_held_out(session: &LoggedSession, holdout: f64) -> bool {
+    let mut h = Sha256::new();
+    if session.session_id.is_empty() {
+        h.update(session.source.to_string_lossy().as_bytes());
+    } else {
+        h.update(session.session_id.as_bytes());
+    }
+    let digest = h.finalize();
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    let u = u64::from_be_bytes(bytes) as f64 / (u64::MAX as f64 + 1.0);
+    u < holdout
+}
+
+/// Which sessions went where, and why the others were left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SessionCounts {
+    pub read: usize,
+    /// No `session_ended`: the log was cut off.
+    pub incomplete: usize,
+    /// Aborted or unlabelled outcomes.
+    pub unlabelled: usize,
+    /// Escalated, left out (see `--include-censored`).
+    pub censored_skipped: usize,
+    pub train: usize,
+    pub holdout: usize,
+}
+
+/// Calibration scores at one fraction of the trajectory (time-resolved ECE).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FractionScore {
+    pub fraction: f64,
+    pub ece_mass10: Option<f64>,
+    pub ece_width15: Option<f64>,
+    pub brier: Option<f64>,
+}
+
+/// Held-out scores of the fitted judge.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HoldoutScores {
+    pub sessions: usize,
+    pub forecasts: usize,
+    pub ece_width15: Option<f64>,
+    pub ece_mass10: Option<f64>,
+    pub mce_width15: Option<f64>,
+    pub brier: Option<f64>,
+    /// Brier of the constant prior π₀ on the same forecasts: what the evidence bought.
+    pub brier_prior: Option<f64>,
+    pub auroc: Option<f64>,
+    pub aurc: Option<f64>,
+    pub by_fraction: Vec<FractionScore>,
+    pub reliability: Vec<ReliabilityBin>,
+}
+
+/// τ*_t of the optimal policy under the fitted calibration and the configured costs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SchedulePoint {
+    pub tick: u64,
+    pub tau: f64,
+}
+
+/// Everything `calibrate` found; `--json` prints exactly this.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationReport {
+    pub files: usize,
+    pub counts: SessionCounts,
+    pub fit: FitReport,
+    pub prior: f64,
+    pub tempering: f64,
+    pub holdout: Option<HoldoutScores>,
+    pub schedule: Vec<SchedulePoint>,
+    /// Held-out belief paths (belief per tick) with their labels, for plots; not printed.
+    #[serde(skip)]
+    pub traces: Vec<(Vec<f64>, bool)>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("--holdout must be in [0, 1), got {0}")]
+    Holdout(f64),
+    #[error(transparent)]
+    Fit(#[from] CompetenceError),
+    #[error("threshold schedule: {0}")]
+    Schedule(String),
+}
+
+/// Fits a calibration on the training sessions and scores it on the held-out ones; the
+/// threshold schedule is solved for `config`'s costs and token budget.
+pub fn calibrate(
+    sessions: &[LoggedSession],
+    options: &CalibrateOptions,
+    config: &Config,
+) -> Result<(Calibration, CalibrationReport), CalibrateError> {
+    if !(0.0..1.0).contains(&options.holdout) {
+        return Err(CalibrateError::Holdout(options.holdout));
+    }
+    let mut counts = SessionCounts {
+        read: sessions.len(),
+        ..SessionCounts::default()
+    };
+    let (mut train, mut held) = (Vec::new(), Vec::new());
+    for s in sessions {
+        if !s.ended {
+            counts.incomplete += 1;
+        } else if s.trajectory.label.is_none() {
+            counts.unlabelled += 1;
+        } else if s.censored && !s.shadow && !options.include_censored {
+            counts.censored_skipped += 1;
+        } else if is_held_out(s, options.holdout) {
+            held.push(s);
+        } else {
+            train.push(s);
+        }
+    }
+    counts.train = train.len();
+    counts.holdout = held.len();
+    let train_set: Vec<Trajectory> = train.iter().map(|s| s.trajectory.clone()).collect();
+    let (calibration, fit_report) = fit(&train_set, &options.fit)?;
+    let (holdout, traces) = score(&calibration, &held);
+    let schedule = schedule(&calibration, config)?;
+    let report = CalibrationReport {
+        files: 0,
+        counts,
+        prior: calibration.prior,
+        tempering: calibration.tempering,
+        fit: fit_report,
+        holdout,
+        schedule,
+        traces,
+        warnings: Vec::new(),
+    };
+    Ok((calibration, report))
+}
+
+/// Tick index at fraction `k / FRACTIONS` of a trajectory of `ticks` ticks.
+fn tick_at(k: usize, ticks: usize) -> usize {
+    (k * ticks).div_ceil(FRACTIONS)
+}
+
+type Traces = Vec<(Vec<f64>, bool)>;
+
+fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutScores>, Traces) {
+    let mut by_fraction: Vec<Vec<Forecast>> = vec![Vec::new(); FRACTIONS];
+    let mut traces = Vec::with_capacity(held.len());
+    for s in held {
+        let Some(label) = s.trajectory.label else {
+            continue;
+        };
+        let path = calibration.score(&s.trajectory);
+        for (k, bucket) in by_fraction.iter_mut().enumerate() {
+            let i = tick_at(k + 1, s.trajectory.ticks()).min(path.len().saturating_sub(1));
+            if let Some(&p) = path.get(i) {
+                bucket.push(Forecast::new(p, label));
+            }
+        }
+        traces.push((path, label));
+    }
+    let all: Vec<Forecast> = by_fraction.iter().flatten().copied().collect();
+    if all.is_empty() {
+        return (None, traces);
+    }
+    let prior: Vec<Forecast> = all
+        .iter()
+        .map(|f| Forecast::new(calibration.prior, f.success))
+        .collect();
+    let scores = HoldoutScores {
+        sessions: traces.len(),
+        forecasts: all.len(),
+        ece_width15: ece(&all, Binning::WIDTH_15),
+        ece_mass10: ece(&all, Binning::MASS_10),
+        mce_width15: mce(&all, Binning::WIDTH_15),
+        brier: brier(&all),
+        brier_prior: brier(&prior),
+        auroc: auroc(&all),
+        aurc: aurc(&all),
+        by_fraction: by_fraction
+            .iter()
+            .enumerate()
+            .map(|(k, f)| FractionScore {
+                fraction: (k + 1) as f64 / FRACTIONS as f64,
+                ece_mass10: ece(f, Binning::MASS_10),
+                ece_width15: ece(f, Binning::WIDTH_15),
+                brier: brier(f),
+            })
+            .collect(),
+        reliability: reliability_bins(&all, Binning::MASS_10).unwrap_or_default(),
+    };
+    (Some(scores), traces)
+}
+
+/// The optimal schedule the agent would build from this calibration and `config`'s costs,
+/// read at a few ticks (it is held constant between decision ticks anyway).
+fn schedule(
+    calibration: &Calibration,
+    config: &Config,
+) -> Result<Vec<SchedulePoint>, CalibrateError> {
+    let mut config = config.clone();
+    config.policy.threshold = ThresholdKind::Optimal;
+    let watch = Watch::with_calibration(&config, calibration.clone())
+        .map_err(|e| CalibrateError::Schedule(e.to_string()))?;
+    let mut judge = watch.judge().clone();
+    let horizon = config.agent.token_budget;
+    let every = (horizon / SCHEDULE_POINTS).max(1);
+    let mut points = Vec::new();
+    for t in 0..=horizon {
+        if t % every == 0 || t == horizon {
+            points.push(SchedulePoint {
+                tick: t,
+                tau: judge.threshold(),
+            });
+        }
+        judge.observe_token(&crate::competence::TokenSignals::default());
+    }
+    Ok(points)
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"))
+}
+
+impl CalibrationReport {
+    /// The report as plain text for a terminal.
+    pub fn to_text(&self) -> String {
+        let c = &self.counts;
+        let f = &self.fit;
+        let mut out = format!(
+            "{} sessions from {} files: {} train, {} held out \
+             ({} censored left out, {} unlabelled, {} incomplete)\n",
+            c.read, self.files, c.train, c.holdout, c.censored_skipped, c.unlabelled, c.incomplete
+        );
+        out.push_str(&format!(
+            "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",
+            self.prior, self.tempering, f.log_loss_prior, f.log_loss_fitted
+        ));
+        match &self.holdout {
+            None => out.push_str("held-out scores: no held-out sessions (use --holdout)\n"),
+            Some(h) => {
+                out.push_str(&format!(
+                    "\nheld out: {} sessions, {} forecasts (beliefs at 10 %, 20 %, …, 100 % of each)\n",
+                    h.sessions, h.forecasts
+                ));
+                out.push_str(&format!(
+                    "  ECE (15 equal-width) {}   ECE (10 equal-mass) {}   MCE {}\n",
+                    num(h.ece_width15),
+                    num(h.ece_mass10),
+                    num(h.mce_width15)
+                ));
+                out.push_str(&format!(
+                    "  Brier {} (prior alone {})   AUROC {}   AURC {}\n",
+                    num(h.brier),
+                    num(h.brier_prior),
+                    num(h.auroc),
+                    num(h.aurc)
+                ));
+                out.push_str("\n  fraction  ECE mass-10  ECE width-15   Brier\n");
+                for s in &h.by_fraction {
+                    out.push_str(&format!(
+                        "  {:>7.0}%  {:>11}  {:>12}  {:>6}\n",
+                        s.fraction * 100.0,
+                        num(s.ece_mass10),
+                        num(s.ece_width15),
+                        num(s.brier)
+                    ));
+                }
+            }
+        }
+        if !self.schedule.is_empty() {
+            out.push_str("\noptimal threshold τ*_t for the configured costs:\n  tick ");
+            for p in &self.schedule {
+                out.push_str(&format!("{:>7}", p.tick));
+            }
+            out.push_str("\n  τ*   ");
+            for p in &self.schedule {
+                out.push_str(&format!("{:>7.3}", p.tau));
+            }
+            out.push('\n');
+        }
+        if !self.warnings.is_empty() {
+            out.push_str(&format!("\n{} warnings:\n", self.warnings.len()));
+            for w in &self.warnings {
+                out.push_str(&format!("  {w}\n"));
+            }
+        }
+        out
+    }
+}
+
+/// A progress bar on stderr when it is a terminal and there are many files to read.
+fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if files < 20 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("reading logs {bar:40} {pos}/{len} {eta}")
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_pick_ticks_up_to_the_last() {
+        assert_eq!(tick_at(10, 37), 37);
+        assert_eq!(tick_at(1, 37), 4);
+        assert_eq!(tick_at(5, 0), 0);
+    }
+
+    #[test]
+    fn the_split_is_stable_and_near_the_asked_fraction() {
+        let s = |i: usize| LoggedSession {
+            source: PathBuf::from(format!("logs/{i}.jsonl")),
+            session_id: format!("s{i}"),
+            trajectory: Trajectory::new(Some(true)),
+            shadow: false,
+            censored: false,
+            ended: true,
+        };
+        let held = (0..2000).filter(|&i| is_held_out(&s(i), 0.2)).count();
+        assert!((340..460).contains(&held), "{held} of 2000");
+        assert!((0..50).all(|i| is_held_out(&s(i), 0.2) == is_held_out(&s(i), 0.2)));
+        assert_eq!((0..100).filter(|&i| is_held_out(&s(i), 0.0)).count(), 0);
+    }
+}

@@ -1,0 +1,131 @@
+//! SVG pictures of a fitted judge: the reliability diagram (does B = 0.7 come true 70 % of
+//! the time?) and held-out belief traces (does the belief part successes from failures,
+//! and how early?). SVG because it needs no fonts or native libraries and opens anywhere.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use crate::metrics::ReliabilityBin;
+
+/// Most traces drawn; more only make ink.
+const MAX_TRACES: usize = 60;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("{path}: {message}")]
+    Draw { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn draw_error(path: &Path) -> impl Fn(String) -> PlotError + '_ {
+    move |message| PlotError::Draw {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// The reliability diagram: one point per bin (mean belief, observed success rate), sized
+/// by its count, against the diagonal of perfect calibration.
+pub fn reliability(path: &Path, bins: &[ReliabilityBin], title: &str) -> Result<(), PlotError> {
+    let err = draw_error(path);
+    let root = SVGBackend::new(path, (640, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(48)
+        .build_cartesian_2d(0f64..1f64, 0f64..1f64)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("mean belief B in bin")
+        .y_desc("observed success rate")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.4)))
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .draw_series(LineSeries::new(
+            bins.iter().map(|b| (b.confidence, b.accuracy)),
+            BLUE.stroke_width(2),
+        ))
+        .map_err(|e| err(e.to_string()))?;
+    let most = bins.iter().map(|b| b.count).max().unwrap_or(1).max(1) as f64;
+    chart
+        .draw_series(bins.iter().map(|b| {
+            let r = 3.0 + 7.0 * (b.count as f64 / most).sqrt();
+            Circle::new((b.confidence, b.accuracy), r as i32, BLUE.filled())
+        }))
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
+}
+
+/// Belief paths of held-out sessions against the fraction of each trajectory: successes in
+/// green, failures in red (the first [`MAX_TRACES`] of each kind).
+pub fn traces(path: &Path, traces: &[(Vec<f64>, bool)], title: &str) -> Result<(), PlotError> {
+    let err = draw_error(path);
+    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(48)
+        .build_cartesian_2d(0f64..1f64, 0f64..1f64)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("fraction of the trajectory")
+        .y_desc("belief B_t")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    for label in [true, false] {
+        let color = if label { GREEN.mix(0.5) } else { RED.mix(0.5) };
+        for (path_b, _) in traces
+            .iter()
+            .filter(|(_, l)| *l == label)
+            .take(MAX_TRACES / 2)
+        {
+            let n = path_b.len().saturating_sub(1).max(1) as f64;
+            chart
+                .draw_series(LineSeries::new(
+                    path_b.iter().enumerate().map(|(i, &b)| (i as f64 / n, b)),
+                    color,
+                ))
+                .map_err(|e| err(e.to_string()))?;
+        }
+    }
+    root.present().map_err(|e| err(e.to_string()))
+}
+
+/// Writes `reliability.svg` and `traces.svg` into `dir` (created if missing).
+pub fn write_all(
+    dir: &Path,
+    bins: &[ReliabilityBin],
+    belief_traces: &[(Vec<f64>, bool)],
+) -> Result<Vec<PathBuf>, PlotError> {
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let rel = dir.join("reliability.svg");
+    let tr = dir.join("traces.svg");
+    reliability(
+        &rel,
+        bins,
+        "Reliability on held-out sessions (10 equal-mass bins)",
+    )?;
+    traces(
+        &tr,
+        belief_traces,
+        "Held-out belief traces (green: success, red: failure)",
+    )?;
+    Ok(vec![rel, tr])
+}

@@ -1,0 +1,523 @@
+//! `handoff replay`: a logged session shown again, and optionally judged again.
+//!
+//! The TUI is fed from the log by [`feed`], paced by the events' `t_ms`, steerable by the
+//! [`ReplayControl`]s the UI sends (pause, one event, next step, previous step). With
+//! another calibration or policy the log's raw observations are re-scored by a
+//! [`Rescorer`] and shown beside the logged trace, with the ticks where the two judges
+//! decide differently; headless, the same comparison is printed.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::sync::mpsc::{self, Receiver, Sender};
+
+use super::rescore::{Evidence, EvidenceDecoder, Rescored, Rescorer};
+use super::{LogError, LogReader, ReadWarning};
+use crate::agent::watch::{Watch, WatchError};
+use crate::competence::Judge;
+use crate::config::{Config, ThresholdKind};
+use crate::event::{EscalationReason, Event, Stamped};
+use crate::tui::{Counterfactual, CounterfactualPoint, ReplayControl};
+
+/// The longest pause between two replayed events: an operator who thought for ten minutes
+/// should not make the replay wait ten minutes.
+const MAX_GAP: Duration = Duration::from_secs(2);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Judge(#[from] WatchError),
+    #[error("--policy must be constant, constant=τ, myopic or optimal; got {0:?}")]
+    Policy(String),
+}
+
+/// Every event of one log, in order, and the lines that had to be skipped.
+pub fn load_events(path: &Path) -> Result<(Vec<Stamped>, Vec<ReadWarning>), LogError> {
+    let mut warnings = Vec::new();
+    let events = LogReader::open(path)?
+        .filter_map(|item| item.map_err(|w| warnings.push(w)).ok())
+        .collect();
+    Ok((events, warnings))
+}
+
+/// The configuration the counterfactual judge is built from: `config` with the calibration
+/// file and threshold policy replaced where given.
+pub fn counterfactual_config(
+    config: &Config,
+    calibration: Option<&Path>,
+    policy: Option<&str>,
+) -> Result<Config, ReplayError> {
+    let mut c = config.clone();
+    if let Some(path) = calibration {
+        c.policy.calibration = Some(path.to_path_buf());
+    }
+    if let Some(p) = policy {
+        let (name, tau) = match p.split_once('=') {
+            Some((n, t)) => (n, Some(t)),
+            None => (p, None),
+        };
+        c.policy.threshold = match name {
+            "constant" => ThresholdKind::Constant,
+            "myopic" => ThresholdKind::Myopic,
+            "optimal" => ThresholdKind::Optimal,
+            _ => return Err(ReplayError::Policy(p.to_string())),
+        };
+        match (name, tau) {
+            ("constant", Some(t)) => {
+                c.policy.constant = t
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|t| (0.0..=1.0).contains(t))
+                    .ok_or_else(|| ReplayError::Policy(p.to_string()))?;
+            }
+            (_, Some(_)) => return Err(ReplayError::Policy(p.to_string())),
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
+/// The judge a configuration would run, fresh (what `run` builds at a session start).
+pub fn judge_for(config: &Config) -> Result<Judge, ReplayError> {
+    Ok(Watch::from_config(config)?.judge().clone())
+}
+
+/// An escalation the log records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoggedEscalation {
+    pub tick: u64,
+    pub reason: EscalationReason,
+    pub shadow: bool,
+}
+
+/// A log judged again: every update, the re-scored decisions, and where they part from the
+/// logged ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rescoring {
+    pub points: Vec<Rescored>,
+    /// Ticks where the re-scoring judge hands off (or logs a shadow escalation).
+    pub escalations: Vec<u64>,
+    pub logged: Vec<LoggedEscalation>,
+    /// Tick ranges (inclusive) where B_t < τ_t under one judge and not the other.
+    pub differ: Vec<(u64, u64)>,
+    /// Updates whose evidence the log could not hold in full (see `EvidenceDecoder`).
+    pub truncated: usize,
+}
+
+impl Rescoring {
+    /// Ticks of the log's own threshold escalations: the judge's decisions (forced, fault
+    /// and self-asked escalations are not).
+    pub fn logged_threshold_ticks(&self) -> Vec<u64> {
+        self.logged
+            .iter()
+            .filter(|e| e.reason == EscalationReason::Threshold)
+            .map(|e| e.tick)
+            .collect()
+    }
+}
+
+/// Re-scores the events of one session log with `judge` (fresh) and the live loop's rules;
+/// `cooldown_steps` as the live session was configured.
+pub fn rescore<'a>(
+    events: impl IntoIterator<Item = &'a Event>,
+    judge: Judge,
+    cooldown_steps: u32,
+) -> Rescoring {
+    let mut decoder = EvidenceDecoder::new();
+    let mut rescorer = Rescorer::new(judge.clone(), cooldown_steps);
+    let mut out = Rescoring::default();
+    let mut evidence = Vec::new();
+    for event in events {
+        if matches!(event, Event::SessionStarted { .. }) {
+            // A second session in one file starts from a fresh judge, as it did live.
+            rescorer = Rescorer::new(judge.clone(), cooldown_steps);
+        }
+        evidence.clear();
+        decoder.push(event, &mut evidence);
+        for e in &evidence {
+            if let Evidence::Escalated {
+                tick,
+                reason,
+                shadow,
+            } = e
+            {
+                out.logged.push(LoggedEscalation {
+                    tick: *tick,
+                    reason: *reason,
+                    shadow: *shadow,
+                });
+            }
+            if let Some(r) = rescorer.push(e) {
+                if r.escalate {
+                    out.escalations.push(r.tick);
+                }
+                out.points.push(r);
+            }
+        }
+    }
+    out.truncated = decoder.truncated;
+    out.differ = ranges(
+        out.points
+            .iter()
+            .filter(|r| r.logged.is_some_and(|l| l.below() != r.below))
+            .map(|r| r.tick),
+    );
+    out
+}
+
+/// Consecutive ticks folded into inclusive ranges.
+fn ranges(ticks: impl Iterator<Item = u64>) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for t in ticks {
+        match out.last_mut() {
+            Some((_, end)) if t <= *end + 1 => *end = (*end).max(t),
+            _ => out.push((t, t)),
+        }
+    }
+    out
+}
+
+/// The re-scored trace as the TUI's second belief line.
+pub fn counterfactual(label: impl Into<String>, rescoring: &Rescoring) -> Counterfactual {
+    Counterfactual {
+        label: label.into(),
+        points: rescoring
+            .points
+            .iter()
+            .map(|r| CounterfactualPoint {
+                tick: r.tick,
+                belief: r.belief,
+                threshold: r.threshold,
+            })
+            .collect(),
+    }
+}
+
+fn ticks_text(ticks: &[u64]) -> String {
+    if ticks.is_empty() {
+        return "none".into();
+    }
+    ticks
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What headless replay prints: the log's decisions, and with a counterfactual its
+/// decisions and where they differ.
+pub fn headless_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)>) -> String {
+    let mut out = String::new();
+    let mut updates = 0usize;
+    for s in events {
+        match &s.event {
+            Event::SessionStarted {
+                session_id,
+                policy,
+                shadow,
+                ..
+            } => out.push_str(&format!(
+                "session {session_id} (policy {policy}{})\n",
+                if *shadow { ", shadow" } else { "" }
+            )),
+            Event::BeliefUpdated { .. } => updates += 1,
+            Event::Escalated {
+                step,
+                tick,
+                route,
+                reason,
+                belief,
+                threshold,
+                shadow,
+                ..
+            } => out.push_str(&format!(
+                "  log: step {step} tick {tick}: escalated to {route:?} ({reason:?}{}) B {belief:.3} < τ {threshold:.3}\n",
+                if *shadow { ", shadow" } else { "" }
+            )),
+            Event::SeniorReturned { tick, .. } => {
+                out.push_str(&format!("  log: tick {tick}: senior returned, belief reset\n"))
+            }
+            Event::SessionEnded {
+                outcome, ticks, ..
+            } => out.push_str(&format!("  log: ended {outcome:?} after {ticks} ticks\n")),
+            _ => {}
+        }
+    }
+    out.push_str(&format!("  {updates} belief updates logged\n"));
+    if let Some((label, r)) = counterfactual {
+        out.push_str(&format!("\ncounterfactual ({label}):\n"));
+        out.push_str(&format!(
+            "  judge's escalations: log at ticks {}; counterfactual at ticks {}\n",
+            ticks_text(&r.logged_threshold_ticks()),
+            ticks_text(&r.escalations)
+        ));
+        if r.differ.is_empty() {
+            out.push_str("  decisions (B_t < τ_t) agree at every update\n");
+        } else {
+            let list: Vec<String> = r
+                .differ
+                .iter()
+                .map(|(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}–{b}")
+                    }
+                })
+                .collect();
+            out.push_str(&format!(
+                "  decisions (B_t < τ_t) differ at ticks {}\n",
+                list.join(", ")
+            ));
+        }
+        if r.truncated > 0 {
+            out.push_str(&format!(
+                "  note: {} updates logged only part of their evidence; those are approximate\n",
+                r.truncated
+            ));
+        }
+    }
+    out
+}
+
+/// Feeds `events` to the UI, paced by `t_ms` divided by `speed` (0 or less: as fast as the
+/// UI takes them), steered by `controls`. Returns when the UI is gone.
+pub async fn feed(
+    events: Vec<Stamped>,
+    tx: Sender<Stamped>,
+    mut controls: Receiver<ReplayControl>,
+    speed: f64,
+) {
+    let mut pos = 0usize;
+    let mut paused = false;
+    loop {
+        if paused || pos >= events.len() {
+            let Some(control) = controls.recv().await else {
+                return;
+            };
+            match apply(control, &events, &mut pos, &mut paused, &tx).await {
+                Ok(()) => continue,
+                Err(()) => return,
+            }
+        }
+        let gap = match pos.checked_sub(1).and_then(|p| events.get(p)) {
+            Some(prev) if speed > 0.0 && speed.is_finite() => {
+                let ms = events[pos].t_ms.saturating_sub(prev.t_ms) as f64 / speed;
+                Duration::from_secs_f64(ms / 1000.0).min(MAX_GAP)
+            }
+            _ => Duration::ZERO,
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(gap) => {
+                if tx.send(events[pos].clone()).await.is_err() {
+                    return;
+                }
+                pos += 1;
+            }
+            control = controls.recv() => {
+                let Some(control) = control else { return };
+                if apply(control, &events, &mut pos, &mut paused, &tx).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Carries out one control; `Err` when the UI is gone.
+async fn apply(
+    control: ReplayControl,
+    events: &[Stamped],
+    pos: &mut usize,
+    paused: &mut bool,
+    tx: &Sender<Stamped>,
+) -> Result<(), ()> {
+    let is_step_end = |i: usize| matches!(events[i].event, Event::StepEnded { .. });
+    match control {
+        ReplayControl::Pause => *paused = true,
+        ReplayControl::Resume => *paused = false,
+        ReplayControl::StepEvent => {
+            if let Some(e) = events.get(*pos) {
+                tx.send(e.clone()).await.map_err(|_| ())?;
+                *pos += 1;
+            }
+        }
+        ReplayControl::NextStep => {
+            while let Some(e) = events.get(*pos) {
+                tx.send(e.clone()).await.map_err(|_| ())?;
+                *pos += 1;
+                if is_step_end(*pos - 1) {
+                    break;
+                }
+            }
+        }
+        ReplayControl::PreviousStep => {
+            // The step end shown last, then the one before it: that is where to go.
+            let shown = (0..*pos).rev().find(|&i| is_step_end(i));
+            let target = shown.and_then(|s| (0..s).rev().find(|&i| is_step_end(i)));
+            let start = events[..target.map_or(0, |t| t + 1)]
+                .iter()
+                .rposition(|e| matches!(e.event, Event::SessionStarted { .. }))
+                .unwrap_or(0);
+            let end = target.map_or(start + 1, |t| t + 1).min(events.len());
+            for e in &events[start..end] {
+                tx.send(e.clone()).await.map_err(|_| ())?;
+            }
+            *pos = end;
+            *paused = true;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the TUI over a log: the feeder on its own task, the UI until the operator leaves.
+pub async fn run_tui(
+    log: PathBuf,
+    events: Vec<Stamped>,
+    counterfactual: Option<Counterfactual>,
+    speed: f64,
+) -> Result<crate::tui::ExitReason, crate::tui::TuiError> {
+    let (event_tx, event_rx) = mpsc::channel(1024);
+    let (control_tx, control_rx) = mpsc::channel(64);
+    // Nothing in a replay acts on a session; the UI's commands are drained and dropped.
+    let (command_tx, mut command_rx) = mpsc::channel(64);
+    let feeder = tokio::spawn(feed(events, event_tx, control_rx, speed));
+    let drain = tokio::spawn(async move { while command_rx.recv().await.is_some() {} });
+    let opts = crate::tui::UiOptions {
+        banner: Some(format!("replay: {}", log.display())),
+        log_path: Some(log.display().to_string()),
+        replay: Some(control_tx),
+        counterfactual,
+    };
+    let result = crate::tui::run(event_rx, command_tx, opts).await;
+    feeder.abort();
+    drain.abort();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_ticks_fold_into_ranges() {
+        assert_eq!(
+            ranges([1, 2, 3, 7, 9, 10].into_iter()),
+            vec![(1, 3), (7, 7), (9, 10)]
+        );
+        assert_eq!(ranges(std::iter::empty()), vec![]);
+    }
+
+    #[test]
+    fn policies_parse_and_bad_ones_are_refused() {
+        let c = Config::default();
+        let p = counterfactual_config(&c, None, Some("constant=0.3")).expect("parse");
+        assert_eq!(p.policy.threshold, ThresholdKind::Constant);
+        assert!((p.policy.constant - 0.3).abs() < 1e-12);
+        let m = counterfactual_config(&c, None, Some("myopic")).expect("parse");
+        assert_eq!(m.policy.threshold, ThresholdKind::Myopic);
+        for bad in ["clever", "constant=2", "myopic=0.1", "constant=x"] {
+            assert!(counterfactual_config(&c, None, Some(bad)).is_err(), "{bad}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod feeder_tests {
+    use super::*;
+    use crate::event::Actor;
+
+    fn log() -> Vec<Stamped> {
+        let started = Event::SessionStarted {
+            session_id: "s".into(),
+            task: "t".into(),
+            repo: "r".into(),
+            head: None,
+            config_digest: "d".into(),
+            junior_model: "j".into(),
+            senior_model: "s".into(),
+            policy: "constant".into(),
+            shadow: false,
+            token_budget: 100,
+            prior: 0.7,
+        };
+        let end = |step| Event::StepEnded {
+            step,
+            actor: Actor::Junior,
+            tick: u64::from(step),
+            tool: None,
+            ok: true,
+            belief: 0.7,
+            terms: vec![],
+            checkpoint: None,
+        };
+        let warn = || Event::Warning {
+            kind: "k".into(),
+            message: "m".into(),
+        };
+        [started, warn(), end(1), warn(), end(2), warn(), end(3)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, event)| Stamped {
+                t_ms: 1000 * i as u64,
+                event,
+            })
+            .collect()
+    }
+
+    async fn next_kinds(rx: &mut Receiver<Stamped>, n: usize) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+                Ok(Some(s)) => out.push(s.event.kind()),
+                _ => break,
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn the_feeder_paces_pauses_steps_and_seeks_back() {
+        let (tx, mut rx) = mpsc::channel(64);
+        let (ctl, controls) = mpsc::channel(8);
+        // 1000 ms between logged events at speed 2: 500 ms apart, ample time to pause.
+        let task = tokio::spawn(feed(log(), tx, controls, 2.0));
+        // Paced: the first event at once, the next after 1000 ms / speed 2.
+        assert_eq!(next_kinds(&mut rx, 1).await, vec!["session_started"]);
+        let t0 = tokio::time::Instant::now();
+        assert_eq!(next_kinds(&mut rx, 1).await, vec!["warning"]);
+        assert!(
+            t0.elapsed() >= Duration::from_millis(450),
+            "{:?}",
+            t0.elapsed()
+        );
+        ctl.send(ReplayControl::Pause).await.expect("send");
+        ctl.send(ReplayControl::NextStep).await.expect("send");
+        assert_eq!(next_kinds(&mut rx, 1).await, vec!["step_ended"]);
+        ctl.send(ReplayControl::StepEvent).await.expect("send");
+        ctl.send(ReplayControl::NextStep).await.expect("send");
+        assert_eq!(next_kinds(&mut rx, 2).await, vec!["warning", "step_ended"]);
+        // Paused: nothing more comes on its own.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(rx.try_recv().is_err());
+        // Back to the end of step 1: the log is re-sent from its start up to there.
+        ctl.send(ReplayControl::PreviousStep).await.expect("send");
+        assert_eq!(
+            next_kinds(&mut rx, 3).await,
+            vec!["session_started", "warning", "step_ended"]
+        );
+        ctl.send(ReplayControl::Resume).await.expect("send");
+        assert_eq!(
+            next_kinds(&mut rx, 4).await,
+            vec!["warning", "step_ended", "warning", "step_ended"]
+        );
+        drop(rx);
+        drop(ctl);
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the feeder ends when the UI is gone")
+            .expect("no panic");
+    }
+}

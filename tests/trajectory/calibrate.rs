@@ -1,0 +1,183 @@
+//! `calibrate` against logs with a known generative process.
+
+use std::process::Command;
+
+use handoff::competence::Calibration;
+use handoff::config::Config;
+use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load, read_sessions};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::synthetic::{Kind, corpus, corpus_dir, session};
+
+#[test]
+fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
+    let dir = corpus_dir();
+    // Every 10th session is censored with a label that ignores its evidence: fitting on
+    // them would bias the judge, so they must stay out.
+    corpus(dir.path(), 2000, 10, 1);
+    let (files, sessions, warnings) = load(&[dir.path().to_path_buf()], false);
+    assert_eq!((files, sessions.len()), (2000, 2000));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // Half held out: with 360 held-out sessions the ECE's own sampling noise is about
+    // 0.03, the size of the bar; with 900 it is well below.
+    let opts = CalibrateOptions {
+        holdout: 0.5,
+        ..CalibrateOptions::default()
+    };
+    let (cal, report) = calibrate(&sessions, &opts, &Config::default()).expect("fit");
+    // Shown with `--nocapture`: what `handoff calibrate` prints for this corpus.
+    eprintln!("{}", report.to_text());
+    let c = report.counts;
+    assert_eq!(c.censored_skipped, 200);
+    assert_eq!(c.train + c.holdout, 1800);
+    assert!((830..970).contains(&c.holdout), "{c:?}");
+    let h = report.holdout.as_ref().expect("held-out scores");
+    assert_eq!(h.sessions, c.holdout);
+    assert_eq!(h.forecasts, 10 * c.holdout);
+    let ece_mass = h.ece_mass10.expect("ece");
+    let ece_width = h.ece_width15.expect("ece");
+    assert!(
+        ece_mass <= 0.03,
+        "equal-mass ECE {ece_mass}\n{}",
+        report.to_text()
+    );
+    assert!(
+        ece_width <= 0.03,
+        "equal-width ECE {ece_width}\n{}",
+        report.to_text()
+    );
+    // The evidence is worth something: better than the prior, and it ranks sessions.
+    assert!(h.brier.expect("brier") < h.brier_prior.expect("brier") - 0.05);
+    assert!(h.auroc.expect("auroc") > 0.85, "{:?}", h.auroc);
+    // Beliefs sharpen over a trajectory: late forecasts score better than early ones.
+    let first = h.by_fraction[0].brier.expect("brier");
+    let last = h.by_fraction[9].brier.expect("brier");
+    assert!(last < first, "Brier {first} at 10 % vs {last} at 100 %");
+    // Independent tokens: tempering close to 1 (the generator repeats nothing).
+    assert!((0.7..1.3).contains(&cal.tempering), "c = {}", cal.tempering);
+    // The written document reads back.
+    let back = Calibration::from_json(&cal.to_json()).expect("round trip");
+    assert_eq!(back.signals.len(), cal.signals.len());
+    // A schedule for the default costs over the default budget, τ within [0, 1].
+    assert!(report.schedule.len() >= 2);
+    assert!(report.schedule.iter().all(|p| (0.0..=1.0).contains(&p.tau)));
+}
+
+#[test]
+fn including_censored_sessions_is_a_choice_and_it_biases_the_fit() {
+    let dir = corpus_dir();
+    corpus(dir.path(), 300, 2, 2);
+    let (_, sessions, _) = load(&[dir.path().to_path_buf()], false);
+    let opts = CalibrateOptions::default();
+    let (left_out, r1) = calibrate(&sessions, &opts, &Config::default()).expect("fit");
+    let with = CalibrateOptions {
+        include_censored: true,
+        ..opts
+    };
+    let (taken, r2) = calibrate(&sessions, &with, &Config::default()).expect("fit");
+    assert_eq!(r1.counts.censored_skipped, 150);
+    assert_eq!(r2.counts.censored_skipped, 0);
+    assert_eq!(r2.counts.train + r2.counts.holdout, 300);
+    // Censored sessions all say "success": the base rate rises when they are let in.
+    assert!(
+        taken.prior > left_out.prior + 0.1,
+        "{} vs {}",
+        taken.prior,
+        left_out.prior
+    );
+}
+
+#[test]
+fn trajectories_hold_exactly_the_logged_evidence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = StdRng::seed_from_u64(5);
+    let (events, y) = session(&mut rng, "one", Kind::Plain);
+    let ticks = events
+        .iter()
+        .filter_map(|e| match e {
+            handoff::event::Event::SessionEnded { ticks, .. } => Some(*ticks),
+            _ => None,
+        })
+        .next()
+        .expect("end");
+    let steps = events
+        .iter()
+        .filter(|e| matches!(e, handoff::event::Event::StepEnded { .. }))
+        .count();
+    let path = dir.path().join("one.jsonl");
+    let mut w = handoff::trajectory::LogWriter::new(&path, "d");
+    for (i, event) in events.into_iter().enumerate() {
+        w.append(&handoff::event::Stamped {
+            t_ms: i as u64,
+            event,
+        })
+        .expect("append");
+    }
+    w.close().expect("close");
+    let (sessions, warnings) = read_sessions(&path).expect("read");
+    assert!(warnings.is_empty());
+    let s = &sessions[0];
+    assert_eq!(s.trajectory.label, Some(y));
+    assert_eq!(s.trajectory.ticks() as u64, ticks);
+    // One entropy per token, five facts per step: the repeated token terms of a step's
+    // update are not counted twice.
+    assert_eq!(
+        s.trajectory.observations().len(),
+        ticks as usize + 5 * steps
+    );
+    // Re-scoring under the prior reproduces the beliefs the log shows at the end.
+    let path_b = Calibration::prior().score(&s.trajectory);
+    assert!(path_b.len() as u64 == ticks + 1);
+}
+
+#[test]
+fn the_command_writes_the_calibration_the_json_report_and_the_plots() {
+    let dir = corpus_dir();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    corpus(&logs, 200, 0, 3);
+    std::fs::write(logs.join("broken.jsonl"), "not a log\n").expect("write");
+    let out = dir.path().join("cal.json");
+    let plots = dir.path().join("plots");
+    let run = Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .arg("calibrate")
+        .arg(&logs)
+        .arg("-o")
+        .arg(&out)
+        .arg("--plot")
+        .arg(&plots)
+        .arg("--json")
+        .arg("--holdout")
+        .arg("0.3")
+        .env_remove("HANDOFF_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.path())
+        .output()
+        .expect("run handoff");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json report");
+    assert_eq!(report["files"], 201);
+    assert_eq!(report["counts"]["read"], 200);
+    let warnings = report["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("broken.jsonl"))),
+        "{warnings:?}"
+    );
+    let ece = report["holdout"]["ece_mass10"].as_f64().expect("ece");
+    assert!((0.0..0.2).contains(&ece), "{ece}");
+    let text = std::fs::read_to_string(&out).expect("calibration written");
+    Calibration::from_json(&text).expect("a valid calibration");
+    for name in ["reliability.svg", "traces.svg"] {
+        let svg = std::fs::read_to_string(plots.join(name)).expect("plot written");
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline"),
+            "{name}"
+        );
+    }
+}
