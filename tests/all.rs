@@ -1,8 +1,10 @@
 //! One integration-test binary (links once); one `mod` per area.
 
 mod agent;
+mod faults;
 mod llm;
 mod metrics;
+mod security;
 mod tools;
 mod trajectory;
 mod tui;

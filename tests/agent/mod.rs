@@ -1,7 +1,7 @@
 //! The agent loop end to end: a real session against scripted junior and senior servers on
 //! loopback (real HTTP, real SSE with logprobs), real tools on a temporary git repository.
 
-mod support;
+pub(crate) mod support;
 
 mod exec_binary;
 mod loop_cases;
