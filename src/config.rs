@@ -359,6 +359,24 @@ impl Config {
                     "must start with http:// or https://",
                 ));
             }
+            // A URL that only looks right would fail at the first request, mid-session.
+            let has_host = reqwest::Url::parse(&m.base_url)
+                .ok()
+                .is_some_and(|u| u.host_str().is_some_and(|h| !h.is_empty()));
+            if !has_host {
+                return Err(invalid(
+                    section,
+                    "base_url",
+                    "must be a URL with a host, e.g. http://127.0.0.1:8080/v1",
+                ));
+            }
+            if m.max_tokens == Some(0) {
+                return Err(invalid(
+                    section,
+                    "max_tokens",
+                    "must be at least 1 (leave it out for the server's default)",
+                ));
+            }
             if m.model.trim().is_empty() {
                 return Err(invalid(section, "model", "must name a model"));
             }
@@ -423,6 +441,18 @@ impl Config {
                 "must be a probability in [0, 1]",
             ));
         }
+        if self
+            .policy
+            .calibration
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(invalid(
+                "policy",
+                "calibration",
+                "must name a calibration file (leave it out for the built-in prior)",
+            ));
+        }
         if self.policy.schedule_stride == 0 {
             return Err(invalid("policy", "schedule_stride", "must be at least 1"));
         }
@@ -438,6 +468,13 @@ impl Config {
                 "agent",
                 "command_timeout_s",
                 "must be at least 1 second",
+            ));
+        }
+        if a.check.as_ref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(invalid(
+                "agent",
+                "check",
+                "must be a shell command (leave it out for unlabelled sessions)",
             ));
         }
         if a.output_cap_bytes < 256 {

@@ -2,8 +2,10 @@
 
 mod agent;
 mod demo;
+mod faults;
 mod llm;
 mod metrics;
+mod security;
 mod tools;
 mod trajectory;
 mod tui;

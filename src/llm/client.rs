@@ -122,6 +122,21 @@ impl Client {
     /// `logprobs` together with tools when streaming, so that 4xx is answered at once by
     /// the same request with its native `n_probs`, announced by a `Delta::Warning`.
     pub async fn stream_once(&self, req: &ChatRequest) -> Result<DeltaStream, LlmError> {
+        self.stream_unredacted(req)
+            .await
+            .map_err(|e| self.redact(e))
+    }
+
+    /// Masks this client's key in an error before it leaves the client (see
+    /// [`LlmError::redacted`]).
+    fn redact(&self, e: LlmError) -> LlmError {
+        match &self.api_key {
+            Some(key) => e.redacted(key),
+            None => e,
+        }
+    }
+
+    async fn stream_unredacted(&self, req: &ChatRequest) -> Result<DeltaStream, LlmError> {
         let configured = LogprobMode::from_config(&self.cfg);
         let use_n_probs = !req.tools.is_empty()
             && configured.requested()
@@ -190,6 +205,12 @@ impl Client {
 
     /// Model ids the server lists under `GET /models`.
     pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        self.list_models_unredacted()
+            .await
+            .map_err(|e| self.redact(e))
+    }
+
+    async fn list_models_unredacted(&self) -> Result<Vec<String>, LlmError> {
         let url = format!("{}/models", self.cfg.base_url.trim_end_matches('/'));
         let mut get = self.http.get(&url);
         if let Some(key) = &self.api_key {
@@ -253,6 +274,7 @@ impl Client {
             pending: first.into(),
             idle: self.idle(),
             url: self.cfg.base_url.clone(),
+            secret: self.api_key.clone(),
             over: false,
         };
         Box::pin(futures::stream::unfold(state, Decoding::next))
@@ -284,6 +306,8 @@ struct Decoding {
     pending: VecDeque<Delta>,
     idle: Duration,
     url: String,
+    /// The client's key, masked in errors raised mid-stream.
+    secret: Option<String>,
     over: bool,
 }
 
@@ -312,6 +336,10 @@ impl Decoding {
                 Err(e) => {
                     self.over = true;
                     self.pending.clear();
+                    let e = match &self.secret {
+                        Some(key) => e.redacted(key),
+                        None => e,
+                    };
                     return Some((Err(e), self));
                 }
             }

@@ -67,6 +67,50 @@ impl LlmError {
         )
     }
 
+    /// The same error with every occurrence of `secret` masked. Servers quote the key they
+    /// were sent in error messages ("incorrect API key provided: ..."), and these messages
+    /// are logged and shown; the client masks its own key before anyone sees them.
+    pub fn redacted(self, secret: &str) -> LlmError {
+        if secret.is_empty() {
+            return self;
+        }
+        let m = |text: String| text.replace(secret, "[redacted]");
+        match self {
+            LlmError::Connect { url, message } => LlmError::Connect {
+                url: m(url),
+                message: m(message),
+            },
+            LlmError::Timeout { message } => LlmError::Timeout {
+                message: m(message),
+            },
+            LlmError::RateLimited {
+                retry_after,
+                message,
+            } => LlmError::RateLimited {
+                retry_after,
+                message: m(message),
+            },
+            LlmError::Auth { status, message } => LlmError::Auth {
+                status,
+                message: m(message),
+            },
+            LlmError::BadRequest { status, message } => LlmError::BadRequest {
+                status,
+                message: m(message),
+            },
+            LlmError::Server { status, message } => LlmError::Server {
+                status,
+                message: m(message),
+            },
+            LlmError::Protocol { message } => LlmError::Protocol {
+                message: m(message),
+            },
+            LlmError::Config { message } => LlmError::Config {
+                message: m(message),
+            },
+        }
+    }
+
     /// Classifies a non-success HTTP response.
     pub fn from_status(status: u16, retry_after: Option<Duration>, body: &str) -> LlmError {
         let message = error_message(body);
@@ -245,6 +289,23 @@ mod tests {
         );
         assert_eq!(parse_retry_after(Some("soon"), None, 0), None);
         assert_eq!(parse_retry_after(None, None, 0), None);
+    }
+
+    #[test]
+    fn redaction_masks_every_copy_of_the_key_and_keeps_the_class() {
+        let e = LlmError::from_status(401, None, r#"{"error":{"message":"bad key sk-1 (sk-1)"}}"#)
+            .redacted("sk-1");
+        assert_eq!(
+            e,
+            LlmError::Auth {
+                status: 401,
+                message: "bad key [redacted] ([redacted])".into()
+            }
+        );
+        let untouched = LlmError::Timeout {
+            message: "x".into(),
+        };
+        assert_eq!(untouched.clone().redacted(""), untouched);
     }
 
     #[test]

@@ -1,0 +1,9 @@
+//! The session log reader (src/trajectory/reader.rs) on arbitrary files.
+#![no_main]
+
+#[path = "../../tests/security/invariants.rs"]
+mod invariants;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    invariants::log_bytes(data);
+});

@@ -1,0 +1,18 @@
+//! The SSE chunk parser and stream decoder (src/llm/chunk.rs, decode.rs) on arbitrary bytes.
+#![no_main]
+
+#[path = "../../tests/security/invariants.rs"]
+mod invariants;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    // The first byte picks the request's settings; the rest is what the server sent.
+    let Some((&settings, body)) = data.split_first() else {
+        return;
+    };
+    let top_k = usize::from(settings % 21);
+    invariants::sse_stream(body, settings & 0x80 != 0, top_k);
+    // The same bytes as one bare chunk, the way a non-SSE body would arrive.
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
+        let _ = handoff::llm::chunk::parse(&value);
+    }
+});

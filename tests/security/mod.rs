@@ -1,0 +1,8 @@
+//! Untrusted input and secrets: parsers that must not panic on what a server or a disk
+//! hands them, configs that must say what is wrong and where, keys that must never show.
+
+pub mod invariants;
+
+mod configs;
+mod keys;
+mod parsers;
