@@ -122,6 +122,10 @@ struct EvalCli {
     /// Judge operator questions with the config's senior model instead of phrase matching.
     #[arg(long)]
     llm_judge: bool,
+    /// Check the suite instead of running models: every template must fail its check and
+    /// every reference solution pass it.
+    #[arg(long)]
+    validate: bool,
 }
 
 #[derive(Subcommand)]
@@ -222,6 +226,9 @@ fn eval(cli: EvalCli) -> anyhow::Result<ExitCode> {
     }
     let suite = cli.suite.context("name the suite directory")?;
     let config = load_config(cli.config.as_deref())?;
+    if cli.validate {
+        return validate_suite(&suite, &config, cli.jobs);
+    }
     let policies = cli
         .policies
         .iter()
@@ -252,6 +259,38 @@ fn eval(cli: EvalCli) -> anyhow::Result<ExitCode> {
         println!("\nlogs, results.json and plots in {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn validate_suite(dir: &Path, config: &Config, jobs: usize) -> anyhow::Result<ExitCode> {
+    let suite = handoff::eval::Suite::load(dir)?;
+    let results = runtime()?.block_on(handoff::eval::validate_suite(
+        &suite,
+        config.agent.command_timeout_s,
+        jobs,
+    ));
+    let mut sound = true;
+    for (id, r) in &results {
+        let verdict = match r {
+            Ok(v) if v.template_fails && v.solution_passes != Some(false) => "ok".to_string(),
+            Ok(v) => {
+                sound = false;
+                format!(
+                    "UNSOUND (template fails: {}, solution passes: {:?})",
+                    v.template_fails, v.solution_passes
+                )
+            }
+            Err(e) => {
+                sound = false;
+                format!("ERROR {e}")
+            }
+        };
+        println!("{id:<24} {verdict}");
+    }
+    Ok(if sound {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn doctor(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {

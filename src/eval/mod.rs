@@ -89,6 +89,20 @@ pub fn policies(args: &EvalArgs) -> Result<Vec<Policy>, EvalError> {
     Ok(out)
 }
 
+/// Checks every task of a suite without a model (see [`run::validate`]), `jobs` at a time.
+pub async fn validate_suite(
+    suite: &Suite,
+    timeout_s: u64,
+    jobs: usize,
+) -> Vec<(String, Result<run::Validation, run::RunError>)> {
+    use futures::StreamExt;
+    futures::stream::iter(suite.tasks.iter())
+        .map(|t| async move { (t.id.clone(), run::validate(t, timeout_s).await) })
+        .buffered(jobs.max(1))
+        .collect()
+        .await
+}
+
 /// Where one session's log goes: `OUT/logs/<policy>/<task>.jsonl`, so shards of one
 /// evaluation never write the same file and their `logs/` directories merge by copying.
 pub fn log_path(out: &Path, policy: &Policy, task: &Task) -> PathBuf {

@@ -112,13 +112,12 @@ async fn run_into(
         .tempdir()
         .map_err(copy_err(&std::env::temp_dir()))?;
     let repo = work.path().join(&task.id);
-    copy_tree(&task.repo, &repo).map_err(copy_err(&task.repo))?;
-    commit_all(&repo)?;
+    let check_command = stage(task, work.path(), &repo)?;
     if let Some(dir) = unit.log.parent() {
         std::fs::create_dir_all(dir).map_err(copy_err(dir))?;
     }
 
-    let config = task_config(unit.policy.apply(config.clone()), task);
+    let config = task_config(unit.policy.apply(config.clone()), task, &check_command);
     let timeout = config.agent.command_timeout_s;
     let prepared = exec::prepare(
         config,
@@ -142,7 +141,7 @@ async fn run_into(
     // The session's own check passed only if it finished with a pass; otherwise the
     // repository it left behind is checked now (a session can stop at its budget with
     // correct work in the tree).
-    run.passed = end.outcome == Outcome::Success || check(&task.check, &repo, timeout).await;
+    run.passed = end.outcome == Outcome::Success || check(&check_command, &repo, timeout).await;
     if let Ok((sessions, _)) = summarize_file(&unit.log)
         && let Some(s) = sessions.last()
     {
@@ -161,9 +160,73 @@ async fn run_into(
     Ok(())
 }
 
+/// Copies the template to `repo` (committed) and the hidden tests next to it, outside
+/// the workspace the model can see; returns the check command that lays them over the
+/// repository first.
+fn stage(task: &Task, work: &Path, repo: &Path) -> Result<String, RunError> {
+    let copy_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Copy { path, source }
+    };
+    copy_tree(&task.repo, repo).map_err(copy_err(&task.repo))?;
+    commit_all(repo)?;
+    let Some(hidden) = &task.hidden else {
+        return Ok(task.check.clone());
+    };
+    let staged = work.join(format!("{}.hidden", task.id));
+    copy_tree(hidden, &staged).map_err(copy_err(hidden))?;
+    Ok(format!(
+        "cp -R {}/. . && {}",
+        shell_quote(&staged.display().to_string()),
+        task.check
+    ))
+}
+
+/// Single-quotes a path for `sh -c`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Whether a suite's task is sound: the untouched template fails its check and the
+/// reference solution passes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Validation {
+    pub template_fails: bool,
+    /// `None` when the task has no reference solution.
+    pub solution_passes: Option<bool>,
+}
+
+/// Checks one task the way a run would, without a model.
+pub async fn validate(task: &Task, timeout_s: u64) -> Result<Validation, RunError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Copy { path, source }
+    };
+    let work = tempfile::Builder::new()
+        .prefix("handoff-validate-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?;
+    let repo = work.path().join(&task.id);
+    let command = stage(task, work.path(), &repo)?;
+    let template_fails = !check(&command, &repo, timeout_s).await;
+    let solution_passes = match &task.solution {
+        Some(s) => {
+            let fresh = work.path().join(format!("{}.solved", task.id));
+            let command = stage(task, work.path(), &fresh)?;
+            copy_tree(s, &fresh).map_err(io(s))?;
+            Some(check(&command, &fresh, timeout_s).await)
+        }
+        None => None,
+    };
+    Ok(Validation {
+        template_fails,
+        solution_passes,
+    })
+}
+
 /// The config for one task: its check labels the session, its budgets apply.
-fn task_config(mut config: Config, task: &Task) -> Config {
-    config.agent.check = Some(task.check.clone());
+fn task_config(mut config: Config, task: &Task, check_command: &str) -> Config {
+    config.agent.check = Some(check_command.to_string());
     if let Some(v) = task.budget.max_steps {
         config.agent.max_steps = v;
     }

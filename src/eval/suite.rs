@@ -9,6 +9,8 @@
 //! repo = "repos/slugify"          # template directory, relative to the task file
 //! check = "python3 -m unittest -q" # exit status 0 = correct
 //! solution = "solutions/slugify"  # optional: files that make the check pass
+//! hidden = "hidden/slugify"       # optional: tests laid over the repository only when
+//!                                  # the check runs, so the junior cannot read the answer
 //!
 //! [budget]                         # optional; unset keys keep the config's values
 //! max_steps = 12
@@ -77,6 +79,8 @@ struct TaskFile {
     #[serde(default)]
     solution: Option<PathBuf>,
     #[serde(default)]
+    hidden: Option<PathBuf>,
+    #[serde(default)]
     budget: Budget,
     #[serde(default, rename = "blocker")]
     blockers: Vec<Blocker>,
@@ -92,6 +96,9 @@ pub struct Task {
     pub check: String,
     /// Files that make the check pass, laid over the template (validates the suite).
     pub solution: Option<PathBuf>,
+    /// Files copied into the repository right before each check (never shown to a model):
+    /// how a blocker's hidden answer is tested without leaking it through the test files.
+    pub hidden: Option<PathBuf>,
     pub budget: Budget,
     pub blockers: Vec<Blocker>,
 }
@@ -184,13 +191,16 @@ pub fn load_task(path: &Path) -> Result<Task, SuiteError> {
         )));
     }
     let solution = file.solution.map(|s| base.join(s));
-    if let Some(s) = &solution
-        && !s.is_dir()
-    {
-        return Err(invalid(format!(
-            "`solution` {} is not a directory",
-            s.display()
-        )));
+    let hidden = file.hidden.map(|s| base.join(s));
+    for (key, dir) in [("solution", &solution), ("hidden", &hidden)] {
+        if let Some(d) = dir
+            && !d.is_dir()
+        {
+            return Err(invalid(format!(
+                "`{key}` {} is not a directory",
+                d.display()
+            )));
+        }
     }
     let mut seen = std::collections::HashSet::new();
     for b in &file.blockers {
@@ -210,6 +220,7 @@ pub fn load_task(path: &Path) -> Result<Task, SuiteError> {
         repo,
         check: file.check,
         solution,
+        hidden,
         budget: file.budget,
         blockers: file.blockers,
     })
