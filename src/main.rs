@@ -89,6 +89,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a task suite headless under one or more policies with a simulated operator, and
+    /// score accuracy, cost, escalations, Ask-F1, the cost–accuracy frontier and APGR.
+    Eval(EvalCli),
     /// Summarise logged sessions: outcomes, escalations, Ask-F1, cost per route, earliness.
     Report {
         /// Session logs, or directories searched for `*.jsonl` logs.
@@ -145,6 +148,57 @@ enum Command {
     },
 }
 
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct EvalCli {
+    #[command(subcommand)]
+    action: Option<EvalAction>,
+    /// The suite directory (one TOML file per task).
+    #[arg(required = true)]
+    suite: Option<PathBuf>,
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// constant, myopic, optimal, junior-only, senior-only, configured or a number τ;
+    /// repeatable (default: the configured policy).
+    #[arg(long = "policy", value_name = "P")]
+    policies: Vec<String>,
+    /// A constant-threshold sweep, e.g. threshold=0.1:0.9:0.1 (adds both baselines).
+    #[arg(long)]
+    sweep: Option<String>,
+    /// Also run junior-only and senior-only, for APGR.
+    #[arg(long)]
+    baselines: bool,
+    /// Run only slice i of n (0-based), e.g. $SLURM_ARRAY_TASK_ID/$N.
+    #[arg(long, default_value = "0/1")]
+    shard: String,
+    /// Sessions run at the same time.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Directory for logs, results.json, report.txt and the SVG plots.
+    #[arg(long, default_value = "eval-out")]
+    out: PathBuf,
+    /// Judge operator questions with the config's senior model instead of phrase matching.
+    #[arg(long)]
+    llm_judge: bool,
+    /// Check the suite instead of running models: every template must fail its check and
+    /// every reference solution pass it.
+    #[arg(long)]
+    validate: bool,
+}
+
+#[derive(Subcommand)]
+enum EvalAction {
+    /// Turn HumanEval problems (.jsonl or .jsonl.gz) into a suite of repository tasks.
+    ImportHumaneval {
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -181,6 +235,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("wrote {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Eval(cli) => eval(cli),
         Command::Report { logs, json, csv } => report(&logs, json, csv.as_deref()),
         Command::Doctor { config, json } => doctor(config, json),
         Command::Calibrate {
@@ -279,6 +334,83 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn eval(cli: EvalCli) -> anyhow::Result<ExitCode> {
+    use handoff::eval::{EvalArgs, Policy, Shard};
+    if let Some(EvalAction::ImportHumaneval { file, out }) = cli.action {
+        let problems = handoff::eval::humaneval::read_problems(&file)?;
+        let ids = handoff::eval::humaneval::import(&problems, &out)?;
+        println!("wrote {} tasks to {}", ids.len(), out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let suite = cli.suite.context("name the suite directory")?;
+    let config = load_config(cli.config.as_deref())?;
+    if cli.validate {
+        return validate_suite(&suite, &config, cli.jobs);
+    }
+    let policies = cli
+        .policies
+        .iter()
+        .map(|p| Policy::parse(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let args = EvalArgs {
+        suite,
+        policies,
+        sweep: cli.sweep,
+        baselines: cli.baselines,
+        shard: Shard::parse(&cli.shard)?,
+        jobs: cli.jobs,
+        out: cli.out,
+        llm_judge: cli.llm_judge,
+        progress: !cli.json && std::io::stderr().is_terminal(),
+    };
+    let out = args.out.clone();
+    let report = runtime()?
+        .block_on(handoff::eval::eval(config, args))
+        .context("running the evaluation")?;
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).context("encoding the report")?
+        );
+    } else {
+        print!("{}", report.to_table());
+        println!("\nlogs, results.json and plots in {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate_suite(dir: &Path, config: &Config, jobs: usize) -> anyhow::Result<ExitCode> {
+    let suite = handoff::eval::Suite::load(dir)?;
+    let results = runtime()?.block_on(handoff::eval::validate_suite(
+        &suite,
+        config.agent.command_timeout_s,
+        jobs,
+    ));
+    let mut sound = true;
+    for (id, r) in &results {
+        let verdict = match r {
+            Ok(v) if v.template_fails && v.solution_passes != Some(false) => "ok".to_string(),
+            Ok(v) => {
+                sound = false;
+                format!(
+                    "UNSOUND (template fails: {}, solution passes: {:?})",
+                    v.template_fails, v.solution_passes
+                )
+            }
+            Err(e) => {
+                sound = false;
+                format!("ERROR {e}")
+            }
+        };
+        println!("{id:<24} {verdict}");
+    }
+    Ok(if sound {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn doctor(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {

@@ -1,0 +1,317 @@
+//! Running tasks: each in a fresh temporary copy of its template, headless, with the
+//! simulated operator as the only one who answers questions, logged like any session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use super::operator::{self, Judge};
+use super::policy::Policy;
+use super::suite::Task;
+use crate::agent::emitter::Emitter;
+use crate::agent::session::{self, Approvals};
+use crate::agent::tools::run::{ShellCommand, run_shell};
+use crate::config::Config;
+use crate::event::{Command, EscalationReason, Outcome, Route};
+use crate::exec;
+use crate::trajectory::summarize_file;
+
+/// What one task under one policy did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRun {
+    pub task: String,
+    /// The policy's label.
+    pub policy: String,
+    /// The task's check passed on the repository the session left behind.
+    pub passed: bool,
+    /// How the session itself ended; `None` when it could not run.
+    pub outcome: Option<Outcome>,
+    pub steps: u32,
+    pub usd: f64,
+    pub junior_usd: f64,
+    pub senior_usd: f64,
+    pub escalations: Vec<RunEscalation>,
+    /// Per question asked, the blocker it targeted.
+    pub questions: Vec<Option<String>>,
+    pub blockers: usize,
+    pub log: PathBuf,
+    /// Why the run could not happen (an infrastructure problem, not a wrong answer); such
+    /// runs are left out of accuracy and cost.
+    pub error: Option<String>,
+}
+
+/// One real (not shadow) escalation of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEscalation {
+    pub route: Route,
+    pub reason: EscalationReason,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot copy the template {path}: {source}")]
+    Copy {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot commit the template copy: {0}")]
+    Git(#[from] git2::Error),
+    #[error(transparent)]
+    Prepare(#[from] exec::ExecError),
+    #[error(transparent)]
+    Session(#[from] session::SessionError),
+}
+
+/// One unit of work: a task under a policy, logged to `log`.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub task: Task,
+    pub policy: Policy,
+    pub log: PathBuf,
+}
+
+/// Runs one unit; never fails: a run that could not happen carries its error.
+pub async fn run_unit(config: &Config, unit: &Unit, judge: Arc<Judge>) -> TaskRun {
+    let mut run = TaskRun {
+        task: unit.task.id.clone(),
+        policy: unit.policy.label(),
+        passed: false,
+        outcome: None,
+        steps: 0,
+        usd: 0.0,
+        junior_usd: 0.0,
+        senior_usd: 0.0,
+        escalations: Vec::new(),
+        questions: Vec::new(),
+        blockers: unit.task.blockers.len(),
+        log: unit.log.clone(),
+        error: None,
+    };
+    if let Err(e) = run_into(config, unit, judge, &mut run).await {
+        run.error = Some(e.to_string());
+    }
+    run
+}
+
+async fn run_into(
+    config: &Config,
+    unit: &Unit,
+    judge: Arc<Judge>,
+    run: &mut TaskRun,
+) -> Result<(), RunError> {
+    let task = &unit.task;
+    let copy_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Copy { path, source }
+    };
+    let work = tempfile::Builder::new()
+        .prefix("handoff-eval-")
+        .tempdir()
+        .map_err(copy_err(&std::env::temp_dir()))?;
+    let repo = work.path().join(&task.id);
+    let check_command = stage(task, work.path(), &repo)?;
+    if let Some(dir) = unit.log.parent() {
+        std::fs::create_dir_all(dir).map_err(copy_err(dir))?;
+    }
+
+    let config = task_config(unit.policy.apply(config.clone()), task, &check_command);
+    let timeout = config.agent.command_timeout_s;
+    let prepared = exec::prepare(
+        config,
+        &repo,
+        &task.text,
+        Approvals::Granted,
+        Some(unit.log.clone()),
+    )?;
+    let (log_tx, log_task) = exec::spawn_log(&unit.log, &prepared.setup.config.digest());
+    let (op_tx, op_rx) = mpsc::channel(64);
+    let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
+    let op = tokio::spawn(operator::serve(judge, task.blockers.clone(), op_rx, cmd_tx));
+    let emitter = Emitter::new(vec![log_tx, op_tx]);
+    let result = session::run(prepared.setup, emitter, cmd_rx).await;
+    let _ = log_task.await;
+    run.questions = op.await.unwrap_or_default();
+    let end = result?;
+    run.outcome = Some(end.outcome);
+    run.steps = end.steps;
+    run.usd = end.usd;
+    // The session's own check passed only if it finished with a pass; otherwise the
+    // repository it left behind is checked now (a session can stop at its budget with
+    // correct work in the tree).
+    run.passed = end.outcome == Outcome::Success || check(&check_command, &repo, timeout).await;
+    if let Ok((sessions, _)) = summarize_file(&unit.log)
+        && let Some(s) = sessions.last()
+    {
+        run.junior_usd = s.cost.junior_usd;
+        run.senior_usd = s.cost.senior_usd;
+        run.escalations = s
+            .escalations
+            .iter()
+            .filter(|e| !e.shadow)
+            .map(|e| RunEscalation {
+                route: e.route,
+                reason: e.reason,
+            })
+            .collect();
+    }
+    Ok(())
+}
+
+/// Copies the template to `repo` (committed) and the hidden tests next to it, outside
+/// the workspace the model can see; returns the check command that lays them over the
+/// repository first.
+fn stage(task: &Task, work: &Path, repo: &Path) -> Result<String, RunError> {
+    let copy_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Copy { path, source }
+    };
+    copy_tree(&task.repo, repo).map_err(copy_err(&task.repo))?;
+    commit_all(repo)?;
+    let Some(hidden) = &task.hidden else {
+        return Ok(task.check.clone());
+    };
+    let staged = work.join(format!("{}.hidden", task.id));
+    copy_tree(hidden, &staged).map_err(copy_err(hidden))?;
+    Ok(format!(
+        "cp -R {}/. . && {}",
+        shell_quote(&staged.display().to_string()),
+        task.check
+    ))
+}
+
+/// Single-quotes a path for `sh -c`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Whether a suite's task is sound: the untouched template fails its check and the
+/// reference solution passes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Validation {
+    pub template_fails: bool,
+    /// `None` when the task has no reference solution.
+    pub solution_passes: Option<bool>,
+}
+
+/// Checks one task the way a run would, without a model.
+pub async fn validate(task: &Task, timeout_s: u64) -> Result<Validation, RunError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Copy { path, source }
+    };
+    let work = tempfile::Builder::new()
+        .prefix("handoff-validate-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?;
+    let repo = work.path().join(&task.id);
+    let command = stage(task, work.path(), &repo)?;
+    let template_fails = !check(&command, &repo, timeout_s).await;
+    let solution_passes = match &task.solution {
+        Some(s) => {
+            let fresh = work.path().join(format!("{}.solved", task.id));
+            let command = stage(task, work.path(), &fresh)?;
+            copy_tree(s, &fresh).map_err(io(s))?;
+            Some(check(&command, &fresh, timeout_s).await)
+        }
+        None => None,
+    };
+    Ok(Validation {
+        template_fails,
+        solution_passes,
+    })
+}
+
+/// The config for one task: its check labels the session, its budgets apply.
+fn task_config(mut config: Config, task: &Task, check_command: &str) -> Config {
+    config.agent.check = Some(check_command.to_string());
+    if let Some(v) = task.budget.max_steps {
+        config.agent.max_steps = v;
+    }
+    if let Some(v) = task.budget.token_budget {
+        config.agent.token_budget = v;
+    }
+    if let Some(v) = task.budget.command_timeout_s {
+        config.agent.command_timeout_s = v;
+    }
+    config
+}
+
+/// Runs a check command in `dir`; true when it exits 0 within the timeout.
+pub async fn check(command: &str, dir: &Path, timeout_s: u64) -> bool {
+    let spec = ShellCommand {
+        command: command.to_string(),
+        cwd: dir.to_path_buf(),
+        timeout: std::time::Duration::from_secs(timeout_s),
+        cap_bytes: 4096,
+        sandbox_writable: None,
+        tmpdir: None,
+        hidden_env: Vec::new(),
+    };
+    run_shell(&spec).await.is_ok_and(|r| r.success())
+}
+
+/// Directories never copied from a template: build output and caches.
+const SKIPPED: [&str; 5] = [".git", "target", "__pycache__", ".pytest_cache", ".venv"];
+
+/// Copies a template directory (files and subdirectories; symlinks are skipped).
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if SKIPPED.iter().any(|s| name == *s) {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        let target = to.join(&name);
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes `dir` a git repository with everything committed, so checkpoints and diffs work.
+fn commit_all(dir: &Path) -> Result<(), git2::Error> {
+    let repo = git2::Repository::init(dir)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = git2::Signature::now("handoff eval", "eval@handoff.invalid")?;
+    repo.commit(Some("HEAD"), &sig, &sig, "task template", &tree, &[])?;
+    Ok(())
+}
+
+/// Runs every unit, `jobs` at a time, calling `done` after each; results in unit order.
+pub async fn run_units(
+    config: &Config,
+    units: Vec<Unit>,
+    judge: Arc<Judge>,
+    jobs: usize,
+    done: impl Fn(&TaskRun),
+) -> Vec<TaskRun> {
+    let count = units.len();
+    let mut pending = futures::stream::iter(units.into_iter().enumerate())
+        .map(|(i, unit)| {
+            let config = config.clone();
+            let judge = judge.clone();
+            // Spawned, so sessions run on all worker threads, not interleaved on one.
+            let handle = tokio::spawn(async move { run_unit(&config, &unit, judge).await });
+            async move { (i, handle.await) }
+        })
+        .buffer_unordered(jobs.max(1));
+    let mut out: Vec<Option<TaskRun>> = vec![None; count];
+    while let Some((i, joined)) = pending.next().await {
+        if let Ok(run) = joined {
+            done(&run);
+            out[i] = Some(run);
+        }
+    }
+    out.into_iter().flatten().collect()
+}

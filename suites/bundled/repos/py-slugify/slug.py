@@ -1,0 +1,3 @@
+def slugify(title):
+    """Turn a title into a URL slug: lowercase words, punctuation dropped."""
+    raise NotImplementedError

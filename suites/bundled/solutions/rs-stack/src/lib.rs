@@ -1,0 +1,45 @@
+/// A last-in, first-out stack.
+pub struct Stack<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for Stack<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Stack<T> {
+    pub fn new() -> Self {
+        Stack { items: Vec::new() }
+    }
+    pub fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+    pub fn pop(&mut self) -> Option<T> {
+        self.items.pop()
+    }
+    pub fn peek(&self) -> Option<&T> {
+        self.items.last()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_in_first_out() {
+        let mut s = Stack::new();
+        assert!(s.is_empty());
+        s.push(1);
+        s.push(2);
+        assert_eq!(s.peek(), Some(&2));
+        assert_eq!(s.pop(), Some(2));
+        assert_eq!(s.pop(), Some(1));
+        assert_eq!(s.pop(), None);
+    }
+}
