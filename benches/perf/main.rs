@@ -49,6 +49,9 @@ impl Options {
     }
 }
 
+/// One part of the table: measures and returns its rows.
+type Section = fn(&Options) -> Vec<Row>;
+
 fn main() {
     // The replay bench measures peak memory in a child process running this binary.
     if let Some(code) = replay::child_main() {
@@ -56,7 +59,7 @@ fn main() {
     }
     let opts = Options::from_args();
     let mut rows: Vec<Row> = Vec::new();
-    let sections: [(&str, fn(&Options) -> Vec<Row>); 6] = [
+    let sections: [(&str, Section); 6] = [
         ("token", judge::run),
         ("stream", stream::run),
         ("dp", judge::run_dp),

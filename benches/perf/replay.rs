@@ -1,6 +1,6 @@
 //! Reading logs back (what `report`, `calibrate` and `replay` do first): `LogReader` and
 //! the session fold against serde_json decoding the same lines from memory, and the peak
-//! memory of reading a corpus as it grows tenfold, measured in a child process.
+//! memory of reading a corpus as it grows tenfold, measured in a child process (Linux).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -38,11 +38,19 @@ pub fn child_main() -> Option<i32> {
     Some(0)
 }
 
+/// The high-water mark of this process's resident memory (`VmHWM`). Not `getrusage`:
+/// Linux carries `ru_maxrss` over from the parent across fork and exec, so a child would
+/// report the bench's own peak.
 fn peak_rss_kib() -> i64 {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc == 0 { usage.ru_maxrss } else { -1 }
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(-1)
 }
 
 /// Peak RSS (KiB) and sessions read by a child reading every log under `dir`.
