@@ -89,6 +89,15 @@ fn clean_probability(logprob: f64) -> Option<f64> {
     }
 }
 
+/// `(p, p ln p)` of a logprob after the cleaning rules; `None` = unusable. The logprob
+/// itself is ln p, so no `ln(exp(x))` round trip: this runs for every alternative of every
+/// streamed token.
+fn clean_with_p_ln_p(logprob: f64) -> Option<(f64, f64)> {
+    let p = clean_probability(logprob)?;
+    let p_ln_p = if p > 0.0 { p * logprob.min(0.0) } else { 0.0 };
+    Some((p, p_ln_p))
+}
+
 fn surprise_of(logprob: f64) -> Option<f64> {
     if logprob.is_nan() || logprob == f64::INFINITY {
         None
@@ -118,10 +127,10 @@ pub fn token_signals<'a>(
     let mut chosen_listed = false;
     let mut chosen_alt_logprob = None;
 
-    let mut push = |p: f64| {
+    let mut push = |(p, p_ln_p): (f64, f64)| {
         count += 1;
         sum += p;
-        sum_p_ln_p += p_ln_p(p);
+        sum_p_ln_p += p_ln_p;
         if p > first {
             second = first;
             first = p;
@@ -131,7 +140,7 @@ pub fn token_signals<'a>(
     };
 
     for (text, lp) in alternatives {
-        let Some(p) = clean_probability(lp) else {
+        let Some(p) = clean_with_p_ln_p(lp) else {
             continue;
         };
         if text == chosen && !chosen_listed {
@@ -142,7 +151,7 @@ pub fn token_signals<'a>(
     }
     let own = logprob.filter(|lp| clean_probability(*lp).is_some());
     if !chosen_listed {
-        if let Some(p) = own.and_then(clean_probability) {
+        if let Some(p) = own.and_then(clean_with_p_ln_p) {
             push(p);
         }
     }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -159,6 +159,9 @@ pub struct RecordedRequest {
     pub authorization: Option<String>,
     /// The JSON body; a non-JSON body is kept as a JSON string.
     pub body: Value,
+    /// When the request's headers had arrived (before its body was read): how benchmarks
+    /// time a handoff, from the judge's decision to the senior's first byte.
+    pub received: Instant,
 }
 
 #[derive(Default)]
@@ -292,7 +295,13 @@ async fn models(State(inner): State<Arc<Inner>>) -> Response {
     axum::Json(json!({"object": "list", "data": data})).into_response()
 }
 
-async fn chat(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn chat(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    let received = Instant::now();
+    let (parts, body) = request.into_parts();
+    let headers: HeaderMap = parts.headers;
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
     let body: Value = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let authorization = headers
@@ -305,6 +314,7 @@ async fn chat(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) 
             path: "/v1/chat/completions".into(),
             authorization,
             body: body.clone(),
+            received,
         });
         shared.queue.pop_front()
     };

@@ -178,10 +178,24 @@ fn bytes_text(bytes: Option<&Value>) -> Option<String> {
 }
 
 /// Sorts descending (vLLM sends them unsorted) and keeps the best entry per token.
+///
+/// Runs on every streamed token, so duplicates are found by a scan of the entries kept so
+/// far rather than a hash set: lists hold at most ~21 entries (k ≤ 20 plus the chosen
+/// token), and the scan allocates nothing.
 fn normalise(mut alternatives: Vec<Alternative>) -> Vec<Alternative> {
     alternatives.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
-    let mut seen = std::collections::HashSet::new();
-    alternatives.retain(|a| seen.insert(a.token.clone()));
+    let mut kept = 0;
+    for i in 0..alternatives.len() {
+        let seen = alternatives[..kept]
+            .iter()
+            .any(|a| a.token == alternatives[i].token);
+        if !seen {
+            // Everything in kept..i is a dropped duplicate, so the order of kept entries holds.
+            alternatives.swap(kept, i);
+            kept += 1;
+        }
+    }
+    alternatives.truncate(kept);
     alternatives
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::chunk::{self, ParsedChunk, ToolFragment};
+use super::chunk::{self, LogprobToken, ParsedChunk, ToolFragment};
 use super::error::LlmError;
 use super::types::{Delta, FunctionCall, ToolCall, Usage};
 
@@ -71,21 +71,28 @@ impl StreamDecoder {
 
     /// Deltas for one chunk, in order: tokens, completed tool calls, finish.
     pub fn push(&mut self, value: &Value) -> Result<Vec<Delta>, LlmError> {
-        let parsed = chunk::parse(value);
-        if let Some(error) = &parsed.error {
+        let ParsedChunk {
+            error,
+            content,
+            tokens,
+            tool_fragments,
+            finish_reason,
+            usage,
+        } = chunk::parse(value);
+        if let Some(error) = &error {
             return Err(LlmError::from_stream_error(error));
         }
         let mut out = Vec::new();
-        self.tokens(&parsed, &mut out);
-        for fragment in parsed.tool_fragments {
+        self.tokens(tokens, content, &mut out);
+        for fragment in tool_fragments {
             self.fragment(fragment, &mut out);
         }
-        if let Some(reason) = parsed.finish_reason {
+        if let Some(reason) = finish_reason {
             self.flush_calls(&mut out);
             self.finished = true;
             out.push(Delta::Finish(reason));
         }
-        if let Some(usage) = parsed.usage {
+        if let Some(usage) = usage {
             // Cumulative where servers repeat it (vLLM's continuous usage): keep the last.
             self.usage = Some(usage);
         }
@@ -108,21 +115,28 @@ impl StreamDecoder {
         Ok(out)
     }
 
-    fn tokens(&mut self, parsed: &ParsedChunk, out: &mut Vec<Delta>) {
-        match &parsed.tokens {
+    /// Takes the chunk's tokens by value: this runs once per streamed token, and moving the
+    /// parsed strings into the deltas saves copying each of them again.
+    fn tokens(
+        &mut self,
+        tokens: Option<Vec<LogprobToken>>,
+        content: Option<String>,
+        out: &mut Vec<Delta>,
+    ) {
+        match tokens {
             Some(tokens) if !tokens.is_empty() => {
                 for t in tokens {
-                    let mut top = t.top.clone();
+                    let mut top = t.top;
                     top.truncate(self.top_k);
                     out.push(Delta::Token {
-                        text: t.text.clone(),
+                        text: t.text,
                         logprob: t.logprob,
                         top,
                     });
                 }
             }
             _ => {
-                let Some(text) = &parsed.content else {
+                let Some(text) = content else {
                     return;
                 };
                 if self.logprobs_requested && !self.warned_no_logprobs {
@@ -135,7 +149,7 @@ impl StreamDecoder {
                     });
                 }
                 out.push(Delta::Token {
-                    text: text.clone(),
+                    text,
                     logprob: None,
                     top: Vec::new(),
                 });
