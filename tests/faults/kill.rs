@@ -354,7 +354,7 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // The binary needs a moment to start; kills before its first event teach nothing.
     let window = longest.as_secs_f64() * 0.15..longest.as_secs_f64() * 1.05;
-    let (mut mid_session, mut torn) = (0, 0);
+    let (mut mid_session, mut shorter) = (0, 0);
     for i in 0..kills() {
         let at = Duration::from_secs_f64(rng.random_range(window.clone()));
         let run = launch(&config, &log("killed"), tasks[i % 2], Some(at)).await;
@@ -363,11 +363,12 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
             mid_session += 1;
         }
         if events.len() < run.printed.len() {
-            torn += 1;
+            shorter += 1;
         }
     }
     eprintln!(
-        "kill test (seed {seed}): {} kills, {mid_session} mid-session, {torn} logs behind stdout",
+        "kill test (seed {seed}): {} kills, {mid_session} mid-session, {shorter} logs shorter than \
+         stdout (by events past the last step end)",
         kills()
     );
     assert!(
