@@ -129,6 +129,21 @@ pub fn spawn_log(
     mpsc::Sender<Stamped>,
     tokio::task::JoinHandle<Option<String>>,
 ) {
+    spawn_log_then(path, config_digest, None)
+}
+
+/// Like [`spawn_log`], and hands every event on to `next` once the log has it — a durable
+/// event ([`Event::is_durability_point`]) only after the file is synced. A consumer fed this
+/// way never shows a step end that a crash could still take out of the log: `exec --json`
+/// prints through it, so its stdout is a witness of what is on disk.
+pub fn spawn_log_then(
+    path: &Path,
+    config_digest: &str,
+    next: Option<mpsc::Sender<Stamped>>,
+) -> (
+    mpsc::Sender<Stamped>,
+    tokio::task::JoinHandle<Option<String>>,
+) {
     let (tx, mut rx) = mpsc::channel::<Stamped>(1024);
     let handle = spawn_writer(LogWriter::new(path, config_digest), 1024);
     let task = tokio::spawn(async move {
@@ -138,15 +153,22 @@ pub fn spawn_log(
                 Ok(errors) => problems.extend(errors.iter().map(ToString::to_string)),
                 Err(e) => problems.push(e.to_string()),
             };
+        let mut writing = true;
         while let Some(event) = rx.recv().await {
             let durable = event.event.is_durability_point();
-            if let Err(e) = handle.send(event).await {
+            let forward = next.as_ref().map(|_| event.clone());
+            if writing && let Err(e) = handle.send(event).await {
                 note(Err(e));
-                break;
+                // The writer is gone; the consumers behind it still get every event.
+                writing = false;
             }
             // Synced and acknowledged where it matters: a step or the session is complete.
-            if durable {
+            if writing && durable {
                 note(handle.flush().await);
+            }
+            if let (Some(next), Some(event)) = (&next, forward) {
+                // A consumer that left is skipped, as the emitter skips it.
+                let _ = next.send(event).await;
             }
         }
         note(handle.close().await);
@@ -294,15 +316,17 @@ pub async fn run_headless(
 ) -> Result<Summary, ExecError> {
     let no_operator = prepared.setup.config.agent.no_operator;
     let log_path = prepared.log_path.clone();
-    let (log_tx, log_task) = spawn_log(&log_path, &prepared.setup.config.digest());
     let (print_tx, print_rx) = mpsc::channel(1024);
+    // The printer sees events through the log: what `--json` shows up to a step end is synced.
+    let (log_tx, log_task) =
+        spawn_log_then(&log_path, &prepared.setup.config.digest(), Some(print_tx));
     let (sum_tx, sum_rx) = mpsc::channel(1024);
     let (op_tx, op_rx) = mpsc::channel(64);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
     let printer = tokio::spawn(print(print_rx, json));
     let collector = tokio::spawn(collect(sum_rx));
     let op = tokio::spawn(operator::serve(answerer, no_operator, op_rx, cmd_tx));
-    let emitter = Emitter::new(vec![log_tx, print_tx, sum_tx, op_tx]);
+    let emitter = Emitter::new(vec![log_tx, sum_tx, op_tx]);
     let result = session::run(prepared.setup, emitter, cmd_rx).await;
     // The emitter is gone with the session: consumers drain and stop.
     let log_warning = log_task.await.ok().flatten();

@@ -1,6 +1,8 @@
 //! The session log reader (src/trajectory/reader.rs) on arbitrary files.
 #![no_main]
 
+// Each target uses half of the shared checks.
+#[allow(dead_code)]
 #[path = "../../tests/security/invariants.rs"]
 mod invariants;
 

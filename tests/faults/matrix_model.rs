@@ -197,3 +197,26 @@ async fn missing_logprobs_leave_the_judge_on_step_evidence_with_a_warning() {
     assert_eq!(ran.summary.escalations.len(), 0);
     assert_eq!(s.requests().len(), 0);
 }
+
+#[tokio::test]
+async fn a_stream_dropped_inside_a_tool_call_never_runs_the_half_call() {
+    let chunks = first_reply();
+    let words = confident("Writing the done file now.").len();
+    // Every token and the first half of the write call's arguments, then a dead connection.
+    let (ran, requests) = broken_then_good(Reply::dropped_after(chunks, words + 1)).await;
+    let events = intact(&ran.log, Outcome::Success);
+    assert_eq!(faults(&events), vec![fault(Actor::Junior, "protocol", 1)]);
+    assert_eq!(requests, 3);
+    let called: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCalled { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        called,
+        vec!["write_file", "finish"],
+        "one write: the retried one"
+    );
+}

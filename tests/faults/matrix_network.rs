@@ -1,11 +1,14 @@
-//! Faults below the model: 5xx, 429 with `Retry-After`, a connect timeout. Transient ones
-//! are retried on the same route; persistent ones hand the junior's work to the senior as a
-//! fault (`EscalationReason::Fault`), never as evidence against the junior.
+//! Faults below the model: 5xx, 429 with `Retry-After`, a connect timeout, a stream that
+//! falls silent. Transient ones are retried on the same route; persistent ones hand the
+//! junior's work to the senior as a fault (`EscalationReason::Fault`), never as evidence
+//! against the junior.
 
 use std::time::Duration;
 
 use handoff::agent::session::Approvals;
-use handoff::demo::server::{Reply, Script};
+use handoff::demo::script::confident;
+use handoff::demo::server::{RawChunk, Reply, Script, StreamEnd};
+use handoff::demo::sse::completion;
 use handoff::event::{Actor, EscalationReason, Event, Outcome, Route};
 use handoff::trajectory::LogReader;
 use pretty_assertions::assert_eq;
@@ -196,4 +199,38 @@ async fn a_connect_timeout_is_retried_then_handed_to_the_senior() {
     assert_eq!(escalated, Some((Route::Senior, EscalationReason::Fault)));
     assert_eq!(j.requests().len(), 0);
     assert_eq!(s.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_that_falls_silent_times_out_and_is_retried() {
+    let [write, finish] = write_then_finish();
+    let chunks = completion(&confident("Writing it now."), &[], 10);
+    // Two tokens, then an open connection that never sends another byte.
+    let stalled = Reply::Sse {
+        chunks: chunks[..2].iter().cloned().map(RawChunk::new).collect(),
+        end: StreamEnd::Hang,
+    };
+    let junior = Script::new(vec![stalled, write, finish]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.junior.idle_timeout_s = 0.3;
+    cfg.agent.check = Some(CHECK.into());
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create done.txt",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    let events = intact(&ran.log, Outcome::Success);
+    assert_eq!(faults(&events), vec![fault(Actor::Junior, "timeout", 1)]);
+    assert_eq!(j.requests().len(), 3);
+    // The client hung up on the silent stream instead of waiting on it.
+    assert!(
+        j.wait_closed(1, Duration::from_secs(5)).await.is_some(),
+        "the stalled connection was closed"
+    );
+    judge_never_saw_a_fault(&events);
 }
