@@ -92,6 +92,15 @@ enum Command {
 struct SimulateArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Queries drawn for the study.
+    #[arg(long, default_value_t = 40_000)]
+    queries: usize,
+    /// Print exactly one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Write SVG plots (frontier, contamination, sample complexity) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Write this many simulated sessions as session logs into DIR instead of the study.
     #[arg(long, value_name = "DIR")]
     logs: Option<PathBuf>,
@@ -155,7 +164,7 @@ impl SimulateArgs {
 fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     let world = args.world().context("setting up the simulated world")?;
     let Some(dir) = &args.logs else {
-        anyhow::bail!("the study itself is not available yet; use --logs DIR");
+        return study(&world, args);
     };
     let options = handoff::sim::LogOptions {
         sessions: args.sessions,
@@ -174,6 +183,30 @@ fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         written.successes,
         written.escalated
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn study(world: &handoff::sim::World, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let options = handoff::sim::StudyOptions {
+        seed: args.seed,
+        queries: args.queries,
+        ..handoff::sim::StudyOptions::default()
+    };
+    let bar = handoff::sim::progress_bar(0, "simulating");
+    let study = handoff::sim::run(world, &options, &bar).context("running the study")?;
+    bar.finish_and_clear();
+    if let Some(dir) = &args.plot {
+        handoff::sim::plot::write_all(&study, dir)
+            .with_context(|| format!("writing plots to {}", dir.display()))?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&study).context("encoding the study")?
+        );
+    } else {
+        print!("{}", study.to_table());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

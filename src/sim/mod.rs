@@ -2,17 +2,27 @@
 //!
 //! - [`beta`]: Beta laws, their exact density ratio and distribution function;
 //! - [`world`]: the generative process (Y, signals given Y, contamination) and its draws;
+//! - [`policies`]: the policies compared, scored on the same draws;
+//! - [`experiments`]: frontier, contamination and sample complexity;
+//! - [`report`]: the results as JSON and tables; [`plot`]: as SVG;
 //! - [`logs`]: simulated sessions written as ordinary session logs.
 //!
 //! The simulator builds on `competence` (beliefs, fitting, the DP) and is the one place
 //! that knows the truth those are measured against.
 
 pub mod beta;
+pub mod experiments;
 pub mod logs;
+pub mod plot;
+pub mod policies;
+pub mod report;
 pub mod world;
 
 pub use beta::{BetaShape, SignalLaw};
+pub use experiments::{StudyOptions, run};
 pub use logs::{LogOptions, LogsWritten, SessionPlan, SimulatedSession, write_logs};
+pub use policies::PolicyPoint;
+pub use report::Study;
 pub use world::{BeliefPaths, Draws, Query, World};
 
 /// What can stop a simulation: bad parameters, or a log that cannot be written.
