@@ -220,6 +220,8 @@ fn sample_complexity(study: &Study, path: &Path) -> Drawn {
         .configure_mesh()
         .x_desc("labelled trajectories n")
         .y_desc("error (log scale)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.4}"))
         .draw()?;
     let series: [Curve<super::report::SampleRow>; 2] = [
         ("mean |B̂ − B|", |r| r.belief_error),

@@ -205,3 +205,33 @@ fn a_judge_fitted_on_the_logged_values_is_calibrated() {
     assert!(e <= 0.03, "ECE {e}");
     assert!(gap < 0.05, "mean |B̂ − B| {gap}");
 }
+
+#[test]
+fn the_command_writes_logs_that_report_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let logs = dir.path().join("logs");
+    let bin = env!("CARGO_BIN_EXE_handoff");
+    let out = std::process::Command::new(bin)
+        .args(["simulate", "--sessions", "30", "--seed", "4", "--logs"])
+        .arg(&logs)
+        .output()
+        .expect("run handoff");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(log_files(&[logs.clone()]).0.len(), 30);
+    let report = std::process::Command::new(bin)
+        .args(["report", "--json"])
+        .arg(&logs)
+        .output()
+        .expect("run report");
+    assert!(report.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&report.stdout).expect("json");
+    assert_eq!(v["sessions"], 30);
+    assert_eq!(v["shadow_sessions"], 30);
+    assert_eq!(v["censored"], 0);
+    let (ok, failed) = (&v["outcomes"]["success"], &v["outcomes"]["failure"]);
+    assert_eq!(ok.as_u64().expect("n") + failed.as_u64().expect("n"), 30);
+}
