@@ -221,7 +221,7 @@ fn the_command_writes_logs_that_report_reads() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(log_files(&[logs.clone()]).0.len(), 30);
+    assert_eq!(log_files(std::slice::from_ref(&logs)).0.len(), 30);
     let report = std::process::Command::new(bin)
         .args(["report", "--json"])
         .arg(&logs)
