@@ -310,10 +310,7 @@ impl SessionPlan {
         let seed = plan.options.seed;
         let mut rng = World::rng(seed, LOG_STREAM, index as u64);
         let query = world.draw_query(0.0, &mut rng)?;
-        let mut write = |tick: u64, event: Event| -> Result<(), SimError> {
-            emit(tick, event);
-            Ok(())
-        };
+        let mut write = |tick: u64, event: Event| emit(tick, event);
         let policy = "optimal".to_string();
         write(
             0,
@@ -330,7 +327,7 @@ impl SessionPlan {
                 token_budget: u64::from(world.horizon),
                 prior: world.prior,
             },
-        )?;
+        );
         let mut tr = Tracker {
             log_odds: world.prior_log_odds(),
             was_below: false,
@@ -355,7 +352,7 @@ impl SessionPlan {
                         actor: Actor::Junior,
                         tick: tick - 1,
                     },
-                )?;
+                );
             }
             terms.clear();
             terms.extend(
@@ -400,10 +397,10 @@ impl SessionPlan {
                 }
             };
             let (event, belief, crossed) = reading(&mut tr, &terms);
-            write(tick, event)?;
+            write(tick, event);
             if crossed {
                 let e = escalation(&mut tr, belief);
-                write(tick, e)?;
+                write(tick, e);
             }
             if t % per_step == 0 || t == horizon {
                 let mut tool_error = false;
@@ -419,7 +416,7 @@ impl SessionPlan {
                     terms.push(term);
                 }
                 let (event, belief, crossed) = reading(&mut tr, &terms);
-                write(tick, event)?;
+                write(tick, event);
                 write(
                     tick,
                     Event::StepEnded {
@@ -432,10 +429,10 @@ impl SessionPlan {
                         terms: terms.clone(),
                         checkpoint: None,
                     },
-                )?;
+                );
                 if crossed {
                     let e = escalation(&mut tr, belief);
-                    write(tick, e)?;
+                    write(tick, e);
                 }
             }
         }
@@ -451,7 +448,7 @@ impl SessionPlan {
                 usd,
                 estimated: true,
             },
-        )?;
+        );
         let outcome = if query.success {
             Outcome::Success
         } else {
@@ -484,7 +481,7 @@ impl SessionPlan {
                 usd,
                 ask,
             },
-        )?;
+        );
         Ok((query.success, tr.escalations > 0))
     }
 }
