@@ -92,6 +92,9 @@ enum Command {
     /// Run a task suite headless under one or more policies with a simulated operator, and
     /// score accuracy, cost, escalations, Ask-F1, the cost–accuracy frontier and APGR.
     Eval(EvalCli),
+    /// The paper's synthetic study with known truth: policies side by side, contamination,
+    /// sample complexity; or, with --logs, simulated sessions written as session logs.
+    Simulate(SimulateArgs),
     /// Summarise logged sessions: outcomes, escalations, Ask-F1, cost per route, earliness.
     Report {
         /// Session logs, or directories searched for `*.jsonl` logs.
@@ -199,6 +202,129 @@ enum EvalAction {
     },
 }
 
+/// The world of `handoff simulate`; every default is documented in the README.
+#[derive(clap::Args)]
+struct SimulateArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Queries drawn for the study.
+    #[arg(long, default_value_t = 40_000)]
+    queries: usize,
+    /// Print exactly one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Write SVG plots (frontier, contamination, sample complexity) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Write this many simulated sessions as session logs into DIR instead of the study.
+    #[arg(long, value_name = "DIR")]
+    logs: Option<PathBuf>,
+    /// Sessions written with --logs.
+    #[arg(long, default_value_t = 2000)]
+    sessions: usize,
+    /// With --logs: a step ends every this many ticks.
+    #[arg(long, default_value_t = 10)]
+    tokens_per_step: u32,
+    /// T: junior ticks per query.
+    #[arg(long)]
+    horizon: Option<u32>,
+    /// π₀: the junior's success rate.
+    #[arg(long)]
+    prior: Option<f64>,
+    /// κ: cost of one junior tick.
+    #[arg(long)]
+    kappa: Option<f64>,
+    /// γ: cost of one escalation.
+    #[arg(long)]
+    gamma: Option<f64>,
+    /// p_S: the senior's success rate.
+    #[arg(long)]
+    p_senior: Option<f64>,
+    /// L: cost of a wrong answer.
+    #[arg(long)]
+    loss: Option<f64>,
+    /// A signal KIND:A1,B1:A0,B0 (Beta given success, then failure); repeat for up to three.
+    #[arg(long = "signal", value_name = "SPEC")]
+    signals: Vec<String>,
+}
+
+impl SimulateArgs {
+    fn world(&self) -> anyhow::Result<handoff::sim::World> {
+        let mut world = handoff::sim::World::default();
+        if !self.signals.is_empty() {
+            world.signals = self
+                .signals
+                .iter()
+                .map(|s| s.parse())
+                .collect::<Result<_, _>>()?;
+        }
+        let set = |target: &mut f64, value: Option<f64>| {
+            if let Some(v) = value {
+                *target = v;
+            }
+        };
+        set(&mut world.prior, self.prior);
+        set(&mut world.costs.kappa, self.kappa);
+        set(&mut world.costs.route.gamma, self.gamma);
+        set(&mut world.costs.route.p_success, self.p_senior);
+        set(&mut world.costs.loss, self.loss);
+        if let Some(h) = self.horizon {
+            world.horizon = h;
+        }
+        world.validate()?;
+        Ok(world)
+    }
+}
+
+fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let world = args.world().context("setting up the simulated world")?;
+    let Some(dir) = &args.logs else {
+        return study(&world, args);
+    };
+    let options = handoff::sim::LogOptions {
+        sessions: args.sessions,
+        seed: args.seed,
+        tokens_per_step: args.tokens_per_step,
+        ..handoff::sim::LogOptions::default()
+    };
+    let bar = handoff::sim::progress_bar(args.sessions as u64, "writing sessions");
+    let written = handoff::sim::write_logs(&world, dir, &options, &bar)
+        .with_context(|| format!("writing simulated sessions to {}", dir.display()))?;
+    bar.finish_and_clear();
+    println!(
+        "wrote {} sessions to {} ({} succeeded, {} crossed the threshold)",
+        written.sessions,
+        dir.display(),
+        written.successes,
+        written.escalated
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn study(world: &handoff::sim::World, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let options = handoff::sim::StudyOptions {
+        seed: args.seed,
+        queries: args.queries,
+        ..handoff::sim::StudyOptions::default()
+    };
+    let bar = handoff::sim::progress_bar(0, "simulating");
+    let study = handoff::sim::run(world, &options, &bar).context("running the study")?;
+    bar.finish_and_clear();
+    if let Some(dir) = &args.plot {
+        handoff::sim::plot::write_all(&study, dir)
+            .with_context(|| format!("writing plots to {}", dir.display()))?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&study).context("encoding the study")?
+        );
+    } else {
+        print!("{}", study.to_table());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -236,6 +362,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Eval(cli) => eval(cli),
+        Command::Simulate(args) => simulate(&args),
         Command::Report { logs, json, csv } => report(&logs, json, csv.as_deref()),
         Command::Doctor { config, json } => doctor(config, json),
         Command::Calibrate {

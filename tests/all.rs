@@ -6,6 +6,7 @@ mod faults;
 mod llm;
 mod metrics;
 mod security;
+mod sim;
 mod tools;
 mod trajectory;
 mod tui;

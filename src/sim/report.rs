@@ -1,0 +1,203 @@
+//! The study's results as one JSON object and as aligned tables.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::policies::PolicyPoint;
+use super::world::World;
+
+/// Everything `handoff simulate` reports; serialises to the documented JSON object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Study {
+    pub params: Params,
+    /// One point per policy at the configured costs (swept policies at their best setting).
+    pub policies: Vec<PolicyPoint>,
+    /// (cost, accuracy) for every setting of every swept policy, by policy name.
+    pub frontiers: BTreeMap<String, Vec<[f64; 2]>>,
+    pub contamination: Vec<ContaminationRow>,
+    pub sample_complexity: Vec<SampleRow>,
+    pub slope: Slope,
+}
+
+/// The parameters a run used (enough to reproduce it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Params {
+    pub seed: u64,
+    pub queries: usize,
+    pub world: World,
+    /// Queries the learned beliefs are evaluated on in the sample-complexity experiment.
+    pub eval_queries: usize,
+}
+
+/// The optimal policy (true nominal likelihoods) when a fraction ρ of the failing queries
+/// draws its signals from the success law.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContaminationRow {
+    pub rho: f64,
+    pub accuracy: f64,
+    pub escalation_rate: f64,
+}
+
+/// A judge fitted on n labelled trajectories, against the truth.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SampleRow {
+    pub n: usize,
+    /// Mean |B̂_t − B_t| over queries and ticks 0..=T.
+    pub belief_error: f64,
+    /// Mean objective of the DP policy on the learned belief minus that of the DP policy on
+    /// the true belief, same queries.
+    pub regret: f64,
+}
+
+/// Least-squares slopes of log error against log n; `None` when fewer than two positive
+/// values exist.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Slope {
+    pub belief_error: Option<f64>,
+    pub regret: Option<f64>,
+}
+
+/// Slope of ln y on ln x over the points with x, y > 0.
+pub fn log_log_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
+        .map(|(x, y)| (x.ln(), y.ln()))
+        .collect();
+    if logs.len() < 2 {
+        return None;
+    }
+    let n = logs.len() as f64;
+    let mx = logs.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = logs.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxy: f64 = logs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = logs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// The best accuracy reachable at no more than `cost` by the policies of `frontier` or by
+/// a random mixture of two of them (per query, a coin chooses which one decides; the
+/// mixture's cost and accuracy are the weighted means): the upper concave envelope of the
+/// frontier at `cost`. `None` when every point costs more.
+pub fn reachable(frontier: &[[f64; 2]], cost: f64) -> Option<f64> {
+    let mut best: Option<f64> = None;
+    let mut keep = |a: f64| best = Some(best.map_or(a, |b: f64| b.max(a)));
+    for p in frontier {
+        if p[0] <= cost + 1e-9 {
+            keep(p[1]);
+            for q in frontier.iter().filter(|q| q[0] > cost) {
+                let w = (cost - p[0]) / (q[0] - p[0]);
+                keep(p[1] + w * (q[1] - p[1]));
+            }
+        }
+    }
+    best
+}
+
+/// How far `point` = (cost, accuracy) is above what `frontier` reaches at no more cost
+/// ([`reachable`]): ≤ 0 when the frontier dominates the point; +∞ when nothing is cheap
+/// enough.
+pub fn shortfall(frontier: &[[f64; 2]], point: [f64; 2]) -> f64 {
+    reachable(frontier, point[0]).map_or(f64::INFINITY, |a| point[1] - a)
+}
+
+fn optional(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+impl Study {
+    /// Aligned plain-text tables.
+    pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        let w = &self.params.world;
+        let c = &w.costs;
+        let _ = writeln!(
+            out,
+            "world: {} queries, T = {}, π₀ = {}, κ = {}, γ = {}, p_S = {}, L = {}, seed {}\n",
+            self.params.queries,
+            w.horizon,
+            w.prior,
+            c.kappa,
+            c.route.gamma,
+            c.route.p_success,
+            c.loss,
+            self.params.seed
+        );
+        let _ = writeln!(
+            out,
+            "{:<12} {:>9} {:>8} {:>11} {:>15}",
+            "policy", "accuracy", "cost", "escalation", "mean esc. tick"
+        );
+        for p in &self.policies {
+            let _ = writeln!(
+                out,
+                "{:<12} {:>8.1}% {:>8.3} {:>10.1}% {:>15}",
+                p.name,
+                100.0 * p.accuracy,
+                p.cost,
+                100.0 * p.escalation_rate,
+                optional(p.mean_escalation_tick, 1)
+            );
+        }
+        let _ = writeln!(out, "\ncontamination (optimal policy, nominal likelihoods)");
+        let _ = writeln!(out, "{:>6} {:>9} {:>11}", "ρ", "accuracy", "escalation");
+        for r in &self.contamination {
+            let _ = writeln!(
+                out,
+                "{:>6.2} {:>8.1}% {:>10.1}%",
+                r.rho,
+                100.0 * r.accuracy,
+                100.0 * r.escalation_rate
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nsample complexity (judge fitted on n labelled trajectories, {} test queries)",
+            self.params.eval_queries
+        );
+        let _ = writeln!(out, "{:>6} {:>14} {:>10}", "n", "E|B̂ − B|", "regret");
+        for r in &self.sample_complexity {
+            let _ = writeln!(
+                out,
+                "{:>6} {:>14.4} {:>10.4}",
+                r.n, r.belief_error, r.regret
+            );
+        }
+        let _ = writeln!(
+            out,
+            "log–log slope: belief error {}, regret {}",
+            optional(self.slope.belief_error, 3),
+            optional(self.slope.regret, 3)
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slopes_of_power_laws() {
+        let pts: Vec<(f64, f64)> = [50.0, 500.0, 5000.0]
+            .iter()
+            .map(|n: &f64| (*n, 3.0 * n.powf(-0.5)))
+            .collect();
+        assert!((log_log_slope(&pts).expect("slope") + 0.5).abs() < 1e-12);
+        assert_eq!(log_log_slope(&[(1.0, 1.0)]), None);
+        assert_eq!(log_log_slope(&[(1.0, -1.0), (2.0, 0.0)]), None);
+    }
+
+    #[test]
+    fn shortfall_allows_mixtures_but_not_dearer_points() {
+        let f = [[1.0, 0.6], [2.0, 0.9], [3.0, 0.95]];
+        // At cost 2.5 a half-half mixture of the last two reaches 0.925.
+        assert!((shortfall(&f, [2.5, 0.93]) - 0.005).abs() < 1e-12);
+        assert!(shortfall(&f, [3.0, 0.95]) <= 0.0);
+        // At cost 1.5: mixing (1, 0.6) and (2, 0.9) gives 0.75.
+        assert!((reachable(&f, 1.5).expect("reachable") - 0.75).abs() < 1e-12);
+        assert_eq!(shortfall(&f, [0.5, 0.1]), f64::INFINITY);
+    }
+}

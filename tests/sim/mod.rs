@@ -1,0 +1,4 @@
+//! `handoff simulate`: the synthetic study and the simulated session logs.
+
+mod logs;
+mod study;
