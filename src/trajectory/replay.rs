@@ -365,8 +365,8 @@ async fn apply(
             for e in &events[start..end] {
                 tx.send(e.clone()).await.map_err(|_| ())?;
             }
+            // Paused or playing stays as it was: the UI owns that state (its `p` key).
             *pos = end;
-            *paused = true;
         }
     }
     Ok(())
