@@ -16,16 +16,16 @@ fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
     // Every 10th session is censored with a label that ignores its evidence: fitting on
     // them would bias the judge, so they must stay out.
     corpus(dir.path(), 2000, 10, 1);
-    let (files, sessions, warnings) = load(&[dir.path().to_path_buf()], false);
-    assert_eq!((files, sessions.len()), (2000, 2000));
-    assert!(warnings.is_empty(), "{warnings:?}");
+    let corpus = load(&[dir.path().to_path_buf()], false);
+    assert_eq!((corpus.files, corpus.sessions.len()), (2000, 2000));
+    assert!(corpus.warnings.is_empty(), "{:?}", corpus.warnings);
     // Half held out: with 360 held-out sessions the ECE's own sampling noise is about
     // 0.03, the size of the bar; with 900 it is well below.
     let opts = CalibrateOptions {
         holdout: 0.5,
         ..CalibrateOptions::default()
     };
-    let (cal, report) = calibrate(&sessions, &opts, &Config::default()).expect("fit");
+    let (cal, report) = calibrate(&corpus, &opts, &Config::default()).expect("fit");
     // Shown with `--nocapture`: what `handoff calibrate` prints for this corpus.
     eprintln!("{}", report.to_text());
     let c = report.counts;
@@ -68,14 +68,14 @@ fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
 fn including_censored_sessions_is_a_choice_and_it_biases_the_fit() {
     let dir = corpus_dir();
     corpus(dir.path(), 300, 2, 2);
-    let (_, sessions, _) = load(&[dir.path().to_path_buf()], false);
+    let corpus = load(&[dir.path().to_path_buf()], false);
     let opts = CalibrateOptions::default();
-    let (left_out, r1) = calibrate(&sessions, &opts, &Config::default()).expect("fit");
+    let (left_out, r1) = calibrate(&corpus, &opts, &Config::default()).expect("fit");
     let with = CalibrateOptions {
         include_censored: true,
         ..opts
     };
-    let (taken, r2) = calibrate(&sessions, &with, &Config::default()).expect("fit");
+    let (taken, r2) = calibrate(&corpus, &with, &Config::default()).expect("fit");
     assert_eq!(r1.counts.censored_skipped, 150);
     assert_eq!(r2.counts.censored_skipped, 0);
     assert_eq!(r2.counts.train + r2.counts.holdout, 300);
