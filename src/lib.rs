@@ -14,5 +14,6 @@ pub mod llm;
 pub mod metrics;
 pub mod repo;
 pub mod router;
+pub mod sim;
 pub mod trajectory;
 pub mod tui;

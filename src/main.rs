@@ -70,6 +70,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The paper's synthetic study with known truth: policies side by side, contamination,
+    /// sample complexity; or, with --logs, simulated sessions written as session logs.
+    Simulate(SimulateArgs),
     /// Summarise logged sessions: outcomes, escalations, Ask-F1, cost per route, earliness.
     Report {
         /// Session logs, or directories searched for `*.jsonl` logs.
@@ -126,6 +129,96 @@ enum Command {
     },
 }
 
+/// The world of `handoff simulate`; every default is documented in the README.
+#[derive(clap::Args)]
+struct SimulateArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write this many simulated sessions as session logs into DIR instead of the study.
+    #[arg(long, value_name = "DIR")]
+    logs: Option<PathBuf>,
+    /// Sessions written with --logs.
+    #[arg(long, default_value_t = 2000)]
+    sessions: usize,
+    /// With --logs: a step ends every this many ticks.
+    #[arg(long, default_value_t = 10)]
+    tokens_per_step: u32,
+    /// T: junior ticks per query.
+    #[arg(long)]
+    horizon: Option<u32>,
+    /// π₀: the junior's success rate.
+    #[arg(long)]
+    prior: Option<f64>,
+    /// κ: cost of one junior tick.
+    #[arg(long)]
+    kappa: Option<f64>,
+    /// γ: cost of one escalation.
+    #[arg(long)]
+    gamma: Option<f64>,
+    /// p_S: the senior's success rate.
+    #[arg(long)]
+    p_senior: Option<f64>,
+    /// L: cost of a wrong answer.
+    #[arg(long)]
+    loss: Option<f64>,
+    /// A signal KIND:A1,B1:A0,B0 (Beta given success, then failure); repeat for up to three.
+    #[arg(long = "signal", value_name = "SPEC")]
+    signals: Vec<String>,
+}
+
+impl SimulateArgs {
+    fn world(&self) -> anyhow::Result<handoff::sim::World> {
+        let mut world = handoff::sim::World::default();
+        if !self.signals.is_empty() {
+            world.signals = self
+                .signals
+                .iter()
+                .map(|s| s.parse())
+                .collect::<Result<_, _>>()?;
+        }
+        let set = |target: &mut f64, value: Option<f64>| {
+            if let Some(v) = value {
+                *target = v;
+            }
+        };
+        set(&mut world.prior, self.prior);
+        set(&mut world.costs.kappa, self.kappa);
+        set(&mut world.costs.route.gamma, self.gamma);
+        set(&mut world.costs.route.p_success, self.p_senior);
+        set(&mut world.costs.loss, self.loss);
+        if let Some(h) = self.horizon {
+            world.horizon = h;
+        }
+        world.validate()?;
+        Ok(world)
+    }
+}
+
+fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let world = args.world().context("setting up the simulated world")?;
+    let Some(dir) = &args.logs else {
+        anyhow::bail!("the study itself is not available yet; use --logs DIR");
+    };
+    let options = handoff::sim::LogOptions {
+        sessions: args.sessions,
+        seed: args.seed,
+        tokens_per_step: args.tokens_per_step,
+        ..handoff::sim::LogOptions::default()
+    };
+    let bar = handoff::sim::progress_bar(args.sessions as u64, "writing sessions");
+    let written = handoff::sim::write_logs(&world, dir, &options, &bar)
+        .with_context(|| format!("writing simulated sessions to {}", dir.display()))?;
+    bar.finish_and_clear();
+    println!(
+        "wrote {} sessions to {} ({} succeeded, {} crossed the threshold)",
+        written.sessions,
+        dir.display(),
+        written.successes,
+        written.escalated
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -162,6 +255,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("wrote {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Simulate(args) => simulate(&args),
         Command::Report { logs, json, csv } => report(&logs, json, csv.as_deref()),
         Command::Doctor { config, json } => doctor(config, json),
         Command::Calibrate {

@@ -3,6 +3,7 @@
 mod agent;
 mod llm;
 mod metrics;
+mod sim;
 mod tools;
 mod trajectory;
 mod tui;

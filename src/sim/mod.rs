@@ -1,0 +1,47 @@
+//! The paper's synthetic study, where the truth is known (`handoff simulate`).
+//!
+//! - [`beta`]: Beta laws, their exact density ratio and distribution function;
+//! - [`world`]: the generative process (Y, signals given Y, contamination) and its draws;
+//! - [`logs`]: simulated sessions written as ordinary session logs.
+//!
+//! The simulator builds on `competence` (beliefs, fitting, the DP) and is the one place
+//! that knows the truth those are measured against.
+
+pub mod beta;
+pub mod logs;
+pub mod world;
+
+pub use beta::{BetaShape, SignalLaw};
+pub use logs::{LogOptions, LogsWritten, SessionPlan, SimulatedSession, write_logs};
+pub use world::{BeliefPaths, Draws, Query, World};
+
+/// What can stop a simulation: bad parameters, or a log that cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("invalid simulation: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Log(#[from] crate::trajectory::LogError),
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A progress bar on stderr when stderr is a terminal, hidden otherwise (pipes and tests
+/// get clean output).
+pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}

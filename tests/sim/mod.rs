@@ -1,0 +1,3 @@
+//! `handoff simulate`: the synthetic study and the simulated session logs.
+
+mod logs;
