@@ -479,7 +479,7 @@ fn replay(
     }
     let cf = rescoring.map(|(l, r)| replay::counterfactual(l, &r));
     runtime()?
-        .block_on(replay::run_tui(log, events, cf, speed))
+        .block_on(handoff::trajectory::feed::run_tui(log, events, cf, speed))
         .context("running the replay UI")?;
     Ok(ExitCode::SUCCESS)
 }
