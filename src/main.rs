@@ -606,9 +606,9 @@ fn calibrate(
 ) -> anyhow::Result<ExitCode> {
     use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load};
     let config = load_config(config)?;
-    let (files, sessions, warnings) = load(logs, true);
-    if files == 0 {
-        for w in &warnings {
+    let corpus = load(logs, true);
+    if corpus.files == 0 {
+        for w in &corpus.warnings {
             eprintln!("warning: {w}");
         }
         anyhow::bail!("no session logs found in the given paths");
@@ -618,10 +618,8 @@ fn calibrate(
         include_censored,
         ..CalibrateOptions::default()
     };
-    let (calibration, mut report) =
-        calibrate(&sessions, &options, &config).context("fitting the calibration")?;
-    report.files = files;
-    report.warnings = warnings;
+    let (calibration, report) =
+        calibrate(&corpus, &options, &config).context("fitting the calibration")?;
     if let Some(path) = output {
         std::fs::write(path, calibration.to_json() + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
@@ -692,7 +690,7 @@ fn replay(
     }
     let cf = rescoring.map(|(l, r)| replay::counterfactual(l, &r));
     runtime()?
-        .block_on(replay::run_tui(log, events, cf, speed))
+        .block_on(handoff::trajectory::feed::run_tui(log, events, cf, speed))
         .context("running the replay UI")?;
     Ok(ExitCode::SUCCESS)
 }

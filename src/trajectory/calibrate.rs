@@ -83,21 +83,32 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
     Ok((sessions, warnings))
 }
 
-/// Every session of the logs named by `inputs` (files or directories of `*.jsonl`), the
-/// number of files, and what had to be skipped. With `progress`, a bar on stderr when it
-/// is a terminal and there are many files.
-pub fn load(inputs: &[PathBuf], progress: bool) -> (usize, Vec<LoggedSession>, Vec<String>) {
+/// Sessions read from logs, and what had to be skipped on the way.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    pub files: usize,
+    pub sessions: Vec<LoggedSession>,
+    /// Unreadable files and skipped lines, each naming file (and line).
+    pub warnings: Vec<String>,
+}
+
+/// Every session of the logs named by `inputs` (files or directories of `*.jsonl`). With
+/// `progress`, a bar on stderr when it is a terminal and there are many files.
+pub fn load(inputs: &[PathBuf], progress: bool) -> Corpus {
     let (files, errors) = log_files(inputs);
     let bar = progress.then(|| progress_bar(files.len())).flatten();
-    let mut warnings: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    let mut sessions = Vec::new();
+    let mut corpus = Corpus {
+        files: files.len(),
+        warnings: errors.iter().map(ToString::to_string).collect(),
+        ..Corpus::default()
+    };
     for file in &files {
         match read_sessions(file) {
             Ok((s, w)) => {
-                sessions.extend(s);
-                warnings.extend(w.iter().map(ToString::to_string));
+                corpus.sessions.extend(s);
+                corpus.warnings.extend(w.iter().map(ToString::to_string));
             }
-            Err(e) => warnings.push(e.to_string()),
+            Err(e) => corpus.warnings.push(e.to_string()),
         }
         if let Some(b) = &bar {
             b.inc(1);
@@ -106,7 +117,7 @@ pub fn load(inputs: &[PathBuf], progress: bool) -> (usize, Vec<LoggedSession>, V
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    (files.len(), sessions, warnings)
+    corpus
 }
 
 /// Knobs of [`calibrate`].
@@ -219,13 +230,14 @@ pub enum CalibrateError {
     Schedule(String),
 }
 
-/// Fits a calibration on the training sessions and scores it on the held-out ones; the
-/// threshold schedule is solved for `config`'s costs and token budget.
+/// Fits a calibration on the training sessions of `corpus` and scores it on the held-out
+/// ones; the threshold schedule is solved for `config`'s costs and token budget.
 pub fn calibrate(
-    sessions: &[LoggedSession],
+    corpus: &Corpus,
     options: &CalibrateOptions,
     config: &Config,
 ) -> Result<(Calibration, CalibrationReport), CalibrateError> {
+    let sessions = &corpus.sessions;
     if !(0.0..1.0).contains(&options.holdout) {
         return Err(CalibrateError::Holdout(options.holdout));
     }
@@ -254,7 +266,7 @@ pub fn calibrate(
     let (holdout, traces) = score(&calibration, &held);
     let schedule = schedule(&calibration, config)?;
     let report = CalibrationReport {
-        files: 0,
+        files: corpus.files,
         counts,
         prior: calibration.prior,
         tempering: calibration.tempering,
@@ -262,7 +274,7 @@ pub fn calibrate(
         holdout,
         schedule,
         traces,
-        warnings: Vec::new(),
+        warnings: corpus.warnings.clone(),
     };
     Ok((calibration, report))
 }

@@ -8,6 +8,7 @@
 
 pub mod calibrate;
 pub mod csv;
+pub mod feed;
 pub mod plot;
 pub mod reader;
 pub mod replay;

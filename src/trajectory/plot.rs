@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::metrics::ReliabilityBin;
@@ -29,25 +31,46 @@ fn draw_error(path: &Path) -> impl Fn(String) -> PlotError + '_ {
     }
 }
 
-/// The reliability diagram: one point per bin (mean belief, observed success rate), sized
-/// by its count, against the diagonal of perfect calibration.
-pub fn reliability(path: &Path, bins: &[ReliabilityBin], title: &str) -> Result<(), PlotError> {
-    let err = draw_error(path);
-    let root = SVGBackend::new(path, (640, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
+type UnitChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A white canvas with a titled, labelled [0, 1] × [0, 1] chart on it: both plots are
+/// probabilities against probabilities.
+fn unit_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    x: &str,
+    y: &str,
+) -> Result<UnitChart<'a, 'b>, String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(48)
         .build_cartesian_2d(0f64..1f64, 0f64..1f64)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc("mean belief B in bin")
-        .y_desc("observed success rate")
+        .x_desc(x)
+        .y_desc(y)
         .draw()
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// The reliability diagram: one point per bin (mean belief, observed success rate), sized
+/// by its count, against the diagonal of perfect calibration.
+pub fn reliability(path: &Path, bins: &[ReliabilityBin], title: &str) -> Result<(), PlotError> {
+    let err = draw_error(path);
+    let root = SVGBackend::new(path, (640, 560)).into_drawing_area();
+    let mut chart = unit_chart(
+        &root,
+        title,
+        "mean belief B in bin",
+        "observed success rate",
+    )
+    .map_err(&err)?;
     chart
         .draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.4)))
         .map_err(|e| err(e.to_string()))?;
@@ -72,20 +95,8 @@ pub fn reliability(path: &Path, bins: &[ReliabilityBin], title: &str) -> Result<
 pub fn traces(path: &Path, traces: &[(Vec<f64>, bool)], title: &str) -> Result<(), PlotError> {
     let err = draw_error(path);
     let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(48)
-        .build_cartesian_2d(0f64..1f64, 0f64..1f64)
-        .map_err(|e| err(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("fraction of the trajectory")
-        .y_desc("belief B_t")
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
+    let mut chart =
+        unit_chart(&root, title, "fraction of the trajectory", "belief B_t").map_err(&err)?;
     for label in [true, false] {
         let color = if label { GREEN.mix(0.5) } else { RED.mix(0.5) };
         for (path_b, _) in traces

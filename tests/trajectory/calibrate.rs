@@ -4,6 +4,7 @@ use std::process::Command;
 
 use handoff::competence::Calibration;
 use handoff::config::Config;
+use handoff::sim::{LogOptions, World, write_logs};
 use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load, read_sessions};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -11,27 +12,34 @@ use rand::rngs::StdRng;
 use super::synthetic::{Kind, corpus, corpus_dir, session};
 
 #[test]
-fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
+fn two_thousand_simulator_sessions_give_a_calibrated_judge() {
     let dir = corpus_dir();
-    // Every 10th session is censored with a label that ignores its evidence: fitting on
-    // them would bias the judge, so they must stay out.
-    corpus(dir.path(), 2000, 10, 1);
-    let (files, sessions, warnings) = load(&[dir.path().to_path_buf()], false);
-    assert_eq!((files, sessions.len()), (2000, 2000));
-    assert!(warnings.is_empty(), "{warnings:?}");
-    // Half held out: with 360 held-out sessions the ECE's own sampling noise is about
-    // 0.03, the size of the bar; with 900 it is well below.
+    let options = LogOptions {
+        sessions: 2000,
+        seed: 11,
+        ..LogOptions::default()
+    };
+    let world = World::default();
+    let bar = indicatif::ProgressBar::hidden();
+    let written = write_logs(&world, dir.path(), &options, &bar).expect("simulate");
+    assert_eq!(written.sessions, 2000);
+    let corpus = load(&[dir.path().to_path_buf()], false);
+    assert_eq!((corpus.files, corpus.sessions.len()), (2000, 2000));
+    assert!(corpus.warnings.is_empty(), "{:?}", corpus.warnings);
+    // Half held out: with 400 held-out sessions the ECE's own sampling noise is about
+    // the size of the bar; with 1,000 it is well below.
     let opts = CalibrateOptions {
         holdout: 0.5,
         ..CalibrateOptions::default()
     };
-    let (cal, report) = calibrate(&sessions, &opts, &Config::default()).expect("fit");
+    let (cal, report) = calibrate(&corpus, &opts, &Config::default()).expect("fit");
     // Shown with `--nocapture`: what `handoff calibrate` prints for this corpus.
     eprintln!("{}", report.to_text());
     let c = report.counts;
-    assert_eq!(c.censored_skipped, 200);
-    assert_eq!(c.train + c.holdout, 1800);
-    assert!((830..970).contains(&c.holdout), "{c:?}");
+    // Shadow sessions: never censored, all labelled, all used.
+    assert_eq!((c.censored_skipped, c.unlabelled, c.incomplete), (0, 0, 0));
+    assert_eq!(c.train + c.holdout, 2000);
+    assert!((900..1100).contains(&c.holdout), "{c:?}");
     let h = report.holdout.as_ref().expect("held-out scores");
     assert_eq!(h.sessions, c.holdout);
     assert_eq!(h.forecasts, 10 * c.holdout);
@@ -49,13 +57,19 @@ fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
     );
     // The evidence is worth something: better than the prior, and it ranks sessions.
     assert!(h.brier.expect("brier") < h.brier_prior.expect("brier") - 0.05);
-    assert!(h.auroc.expect("auroc") > 0.85, "{:?}", h.auroc);
+    assert!(h.auroc.expect("auroc") > 0.8, "{:?}", h.auroc);
     // Beliefs sharpen over a trajectory: late forecasts score better than early ones.
     let first = h.by_fraction[0].brier.expect("brier");
     let last = h.by_fraction[9].brier.expect("brier");
     assert!(last < first, "Brier {first} at 10 % vs {last} at 100 %");
-    // Independent tokens: tempering close to 1 (the generator repeats nothing).
-    assert!((0.7..1.3).contains(&cal.tempering), "c = {}", cal.tempering);
+    // The simulator's ticks are independent given Y: tempering close to 1.
+    assert!(
+        (0.75..1.25).contains(&cal.tempering),
+        "c = {}",
+        cal.tempering
+    );
+    // The base rate is the world's.
+    assert!((cal.prior - world.prior).abs() < 0.05, "π₀ {}", cal.prior);
     // The written document reads back.
     let back = Calibration::from_json(&cal.to_json()).expect("round trip");
     assert_eq!(back.signals.len(), cal.signals.len());
@@ -64,18 +78,20 @@ fn two_thousand_simulated_sessions_give_a_calibrated_judge() {
     assert!(report.schedule.iter().all(|p| (0.0..=1.0).contains(&p.tau)));
 }
 
+/// The censored sessions this test needs are ones the simulator does not write (it logs
+/// shadow sessions only), so it uses the small generator of `synthetic.rs`.
 #[test]
 fn including_censored_sessions_is_a_choice_and_it_biases_the_fit() {
     let dir = corpus_dir();
     corpus(dir.path(), 300, 2, 2);
-    let (_, sessions, _) = load(&[dir.path().to_path_buf()], false);
+    let corpus = load(&[dir.path().to_path_buf()], false);
     let opts = CalibrateOptions::default();
-    let (left_out, r1) = calibrate(&sessions, &opts, &Config::default()).expect("fit");
+    let (left_out, r1) = calibrate(&corpus, &opts, &Config::default()).expect("fit");
     let with = CalibrateOptions {
         include_censored: true,
         ..opts
     };
-    let (taken, r2) = calibrate(&sessions, &with, &Config::default()).expect("fit");
+    let (taken, r2) = calibrate(&corpus, &with, &Config::default()).expect("fit");
     assert_eq!(r1.counts.censored_skipped, 150);
     assert_eq!(r2.counts.censored_skipped, 0);
     assert_eq!(r2.counts.train + r2.counts.holdout, 300);
