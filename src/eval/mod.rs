@@ -113,7 +113,17 @@ pub fn log_path(out: &Path, policy: &Policy, task: &Task) -> PathBuf {
 
 /// Runs the evaluation and writes `results.json`, `report.txt` and the plots to `out`.
 pub async fn eval(config: Config, args: EvalArgs) -> Result<EvalReport, EvalError> {
-    let suite = Suite::load(&args.suite)?.shard(args.shard);
+    let suite = Suite::load(&args.suite)?;
+    run_suite(config, suite, &args).await
+}
+
+/// [`eval`] on a suite already loaded (and perhaps filtered); `args.suite` is not read.
+pub async fn run_suite(
+    config: Config,
+    suite: Suite,
+    args: &EvalArgs,
+) -> Result<EvalReport, EvalError> {
+    let suite = suite.shard(args.shard);
     if suite.tasks.is_empty() {
         return Err(EvalError::EmptyShard(args.shard));
     }
@@ -124,7 +134,7 @@ pub async fn eval(config: Config, args: EvalArgs) -> Result<EvalReport, EvalErro
     } else {
         Judge::Phrases
     });
-    let units: Vec<Unit> = policies(&args)?
+    let units: Vec<Unit> = policies(args)?
         .into_iter()
         .flat_map(|policy| suite.tasks.iter().map(move |task| (policy, task.clone())))
         .map(|(policy, task)| Unit {

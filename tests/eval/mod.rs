@@ -1,0 +1,6 @@
+//! `handoff eval`: suites against scripted models, Ask-F1 over blockers, shards, import.
+
+mod fake;
+mod humaneval;
+mod runs;
+mod shard;
