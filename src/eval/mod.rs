@@ -56,13 +56,20 @@ pub enum EvalError {
     EmptyShard(Shard),
     #[error("the LLM judge's endpoint: {0}")]
     Judge(crate::llm::LlmError),
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
+    #[error("cannot read {path}: {cause}")]
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("{path} is not the results.json of an evaluation: {message}")]
+    Results { path: PathBuf, message: String },
 }
 
 /// The policies an evaluation runs, in order, without duplicates.
@@ -172,12 +179,38 @@ pub async fn run_suite(
     Ok(report)
 }
 
-fn write_outputs(report: &EvalReport, out: &Path) -> Result<(), EvalError> {
+/// Reads the `results.json` of several shard outputs and writes the merged report to
+/// `out` (see [`EvalReport::merge`]).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
+    let mut parts = Vec::new();
+    for dir in dirs {
+        let path = if dir.is_dir() {
+            dir.join("results.json")
+        } else {
+            dir.clone()
+        };
+        let text = std::fs::read_to_string(&path).map_err(|cause| EvalError::Read {
+            path: path.clone(),
+            cause,
+        })?;
+        let part: EvalReport = serde_json::from_str(&text).map_err(|e| EvalError::Results {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        parts.push(part);
+    }
+    let report = EvalReport::merge(parts);
+    write_outputs(&report, out)?;
+    Ok(report)
+}
+
+/// Writes `results.json`, `report.txt` and the plots.
+pub fn write_outputs(report: &EvalReport, out: &Path) -> Result<(), EvalError> {
     let write = |name: &str, text: String| {
         let path = out.join(name);
         std::fs::create_dir_all(out)
             .and_then(|()| std::fs::write(&path, text))
-            .map_err(|source| EvalError::Write { path, source })
+            .map_err(|cause| EvalError::Write { path, cause })
     };
     write(
         "results.json",

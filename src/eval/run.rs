@@ -52,10 +52,10 @@ pub struct RunEscalation {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot copy the template {path}: {source}")]
+    #[error("cannot copy the template {path}: {cause}")]
     Copy {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("cannot commit the template copy: {0}")]
     Git(#[from] git2::Error),
@@ -105,7 +105,7 @@ async fn run_into(
     let task = &unit.task;
     let copy_err = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| RunError::Copy { path, source }
+        move |cause| RunError::Copy { path, cause }
     };
     let work = tempfile::Builder::new()
         .prefix("handoff-eval-")
@@ -166,7 +166,7 @@ async fn run_into(
 fn stage(task: &Task, work: &Path, repo: &Path) -> Result<String, RunError> {
     let copy_err = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| RunError::Copy { path, source }
+        move |cause| RunError::Copy { path, cause }
     };
     copy_tree(&task.repo, repo).map_err(copy_err(&task.repo))?;
     commit_all(repo)?;
@@ -200,7 +200,7 @@ pub struct Validation {
 pub async fn validate(task: &Task, timeout_s: u64) -> Result<Validation, RunError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| RunError::Copy { path, source }
+        move |cause| RunError::Copy { path, cause }
     };
     let work = tempfile::Builder::new()
         .prefix("handoff-validate-")
