@@ -75,25 +75,32 @@ pub struct Unit {
 
 /// Runs one unit; never fails: a run that could not happen carries its error.
 pub async fn run_unit(config: &Config, unit: &Unit, judge: Arc<Judge>) -> TaskRun {
-    let mut run = TaskRun {
-        task: unit.task.id.clone(),
-        policy: unit.policy.label(),
-        passed: false,
-        outcome: None,
-        steps: 0,
-        usd: 0.0,
-        junior_usd: 0.0,
-        senior_usd: 0.0,
-        escalations: Vec::new(),
-        questions: Vec::new(),
-        blockers: unit.task.blockers.len(),
-        log: unit.log.clone(),
-        error: None,
-    };
+    let mut run = TaskRun::unstarted(unit);
     if let Err(e) = run_into(config, unit, judge, &mut run).await {
         run.error = Some(e.to_string());
     }
     run
+}
+
+impl TaskRun {
+    /// A run with nothing done yet, to be filled in.
+    fn unstarted(unit: &Unit) -> TaskRun {
+        TaskRun {
+            task: unit.task.id.clone(),
+            policy: unit.policy.label(),
+            passed: false,
+            outcome: None,
+            steps: 0,
+            usd: 0.0,
+            junior_usd: 0.0,
+            senior_usd: 0.0,
+            escalations: Vec::new(),
+            questions: Vec::new(),
+            blockers: unit.task.blockers.len(),
+            log: unit.log.clone(),
+            error: None,
+        }
+    }
 }
 
 async fn run_into(
@@ -302,16 +309,21 @@ pub async fn run_units(
             let config = config.clone();
             let judge = judge.clone();
             // Spawned, so sessions run on all worker threads, not interleaved on one.
+            let mut crashed = TaskRun::unstarted(&unit);
             let handle = tokio::spawn(async move { run_unit(&config, &unit, judge).await });
-            async move { (i, handle.await) }
+            async move {
+                let run = handle.await.unwrap_or_else(|e| {
+                    crashed.error = Some(format!("the session task ended abnormally: {e}"));
+                    crashed
+                });
+                (i, run)
+            }
         })
         .buffer_unordered(jobs.max(1));
     let mut out: Vec<Option<TaskRun>> = vec![None; count];
-    while let Some((i, joined)) = pending.next().await {
-        if let Ok(run) = joined {
-            done(&run);
-            out[i] = Some(run);
-        }
+    while let Some((i, run)) = pending.next().await {
+        done(&run);
+        out[i] = Some(run);
     }
     out.into_iter().flatten().collect()
 }

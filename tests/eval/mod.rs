@@ -2,5 +2,6 @@
 
 mod fake;
 mod humaneval;
+mod judge;
 mod runs;
 mod shard;
