@@ -7,6 +7,9 @@
 //! Wiring only: sessions are `agent::session`, scores are `metrics` (frontier, APGR) and
 //! [`ask`] (the blocker pooling HiL-Bench uses); every session is logged like any other,
 //! so `handoff report` reads an evaluation's logs, including those of several shards.
+//! Nobody sits at the keyboard, so tool calls that `agent.approval` would ask about are
+//! approved (as with `exec --approve`); under `senior-only` the senior sits in the
+//! junior's seat, so its money is logged on the junior's line.
 
 pub mod ask;
 pub mod humaneval;

@@ -72,3 +72,34 @@ fn a_line_that_is_not_a_problem_is_named() {
     let err = read_problems(&p).expect_err("bad line").to_string();
     assert!(err.contains("bad.jsonl:2:"), "{err}");
 }
+
+#[test]
+fn the_binary_imports_then_validates_the_suite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("HumanEval.jsonl");
+    std::fs::write(&file, problems()).expect("write");
+    let out = dir.path().join("suite");
+    let bin = env!("CARGO_BIN_EXE_handoff");
+    let import = std::process::Command::new(bin)
+        .args(["eval", "import-humaneval"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(import.status.success(), "{import:?}");
+    assert!(String::from_utf8_lossy(&import.stdout).contains("wrote 2 tasks"));
+    let validate = std::process::Command::new(bin)
+        .args(["eval", "--validate"])
+        .arg(&out)
+        .env("HANDOFF_CONFIG", "")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&validate.stdout);
+    assert!(validate.status.success(), "{validate:?}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.ends_with(" ok")).count(),
+        2,
+        "{stdout}"
+    );
+}
