@@ -200,6 +200,17 @@ enum EvalAction {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Merge the outputs of several shards (their directories or results.json files) into
+    /// one report with the frontier and APGR over the whole suite.
+    Merge {
+        #[arg(required = true)]
+        parts: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The world of `handoff simulate`; every default is documented in the README.
@@ -465,11 +476,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn eval(cli: EvalCli) -> anyhow::Result<ExitCode> {
     use handoff::eval::{EvalArgs, Policy, Shard};
-    if let Some(EvalAction::ImportHumaneval { file, out }) = cli.action {
-        let problems = handoff::eval::humaneval::read_problems(&file)?;
-        let ids = handoff::eval::humaneval::import(&problems, &out)?;
-        println!("wrote {} tasks to {}", ids.len(), out.display());
-        return Ok(ExitCode::SUCCESS);
+    match cli.action {
+        Some(EvalAction::ImportHumaneval { file, out }) => {
+            let problems = handoff::eval::humaneval::read_problems(&file)?;
+            let ids = handoff::eval::humaneval::import(&problems, &out)?;
+            println!("wrote {} tasks to {}", ids.len(), out.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(EvalAction::Merge { parts, out, json }) => {
+            let report = handoff::eval::merge(&parts, &out)?;
+            print_eval(&report, json, &out)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
     }
     let suite = cli.suite.context("name the suite directory")?;
     let config = load_config(cli.config.as_deref())?;
@@ -496,16 +515,21 @@ fn eval(cli: EvalCli) -> anyhow::Result<ExitCode> {
     let report = runtime()?
         .block_on(handoff::eval::eval(config, args))
         .context("running the evaluation")?;
-    if cli.json {
+    print_eval(&report, cli.json, &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_eval(report: &handoff::eval::EvalReport, json: bool, out: &Path) -> anyhow::Result<()> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).context("encoding the report")?
+            serde_json::to_string_pretty(report).context("encoding the report")?
         );
     } else {
         print!("{}", report.to_table());
-        println!("\nlogs, results.json and plots in {}", out.display());
+        println!("\nresults.json, report.txt and plots in {}", out.display());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn validate_suite(dir: &Path, config: &Config, jobs: usize) -> anyhow::Result<ExitCode> {

@@ -3,6 +3,7 @@
 mod agent;
 mod demo;
 mod faults;
+mod eval;
 mod llm;
 mod metrics;
 mod security;

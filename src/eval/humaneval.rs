@@ -15,10 +15,10 @@ use serde::Deserialize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}:{line}: not a HumanEval problem: {message}")]
     Line {
@@ -26,10 +26,10 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{0} holds no problems")]
     Empty(PathBuf),
@@ -47,9 +47,9 @@ pub struct Problem {
 
 /// Reads a `.jsonl` or `.jsonl.gz` file (gzip is recognised by its magic bytes, not the name).
 pub fn read_problems(path: &Path) -> Result<Vec<Problem>, ImportError> {
-    let read = |source| ImportError::Read {
+    let read = |cause| ImportError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let bytes = std::fs::read(path).map_err(read)?;
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
@@ -156,12 +156,12 @@ fn task_toml(p: &Problem, slug: &str) -> String {
 pub fn import(problems: &[Problem], out: &Path) -> Result<Vec<String>, ImportError> {
     let write = |path: PathBuf, text: String| -> Result<(), ImportError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| ImportError::Write {
+            std::fs::create_dir_all(dir).map_err(|cause| ImportError::Write {
                 path: dir.to_path_buf(),
-                source,
+                cause,
             })?;
         }
-        std::fs::write(&path, text).map_err(|source| ImportError::Write { path, source })
+        std::fs::write(&path, text).map_err(|cause| ImportError::Write { path, cause })
     };
     let mut ids = Vec::new();
     for p in problems {

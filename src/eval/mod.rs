@@ -7,6 +7,9 @@
 //! Wiring only: sessions are `agent::session`, scores are `metrics` (frontier, APGR) and
 //! [`ask`] (the blocker pooling HiL-Bench uses); every session is logged like any other,
 //! so `handoff report` reads an evaluation's logs, including those of several shards.
+//! Nobody sits at the keyboard, so tool calls that `agent.approval` would ask about are
+//! approved (as with `exec --approve`); under `senior-only` the senior sits in the
+//! junior's seat, so its money is logged on the junior's line.
 
 pub mod ask;
 pub mod humaneval;
@@ -56,13 +59,20 @@ pub enum EvalError {
     EmptyShard(Shard),
     #[error("the LLM judge's endpoint: {0}")]
     Judge(crate::llm::LlmError),
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
+    #[error("cannot read {path}: {cause}")]
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("{path} is not the results.json of an evaluation: {message}")]
+    Results { path: PathBuf, message: String },
 }
 
 /// The policies an evaluation runs, in order, without duplicates.
@@ -113,7 +123,17 @@ pub fn log_path(out: &Path, policy: &Policy, task: &Task) -> PathBuf {
 
 /// Runs the evaluation and writes `results.json`, `report.txt` and the plots to `out`.
 pub async fn eval(config: Config, args: EvalArgs) -> Result<EvalReport, EvalError> {
-    let suite = Suite::load(&args.suite)?.shard(args.shard);
+    let suite = Suite::load(&args.suite)?;
+    run_suite(config, suite, &args).await
+}
+
+/// [`eval`] on a suite already loaded (and perhaps filtered); `args.suite` is not read.
+pub async fn run_suite(
+    config: Config,
+    suite: Suite,
+    args: &EvalArgs,
+) -> Result<EvalReport, EvalError> {
+    let suite = suite.shard(args.shard);
     if suite.tasks.is_empty() {
         return Err(EvalError::EmptyShard(args.shard));
     }
@@ -124,7 +144,7 @@ pub async fn eval(config: Config, args: EvalArgs) -> Result<EvalReport, EvalErro
     } else {
         Judge::Phrases
     });
-    let units: Vec<Unit> = policies(&args)?
+    let units: Vec<Unit> = policies(args)?
         .into_iter()
         .flat_map(|policy| suite.tasks.iter().map(move |task| (policy, task.clone())))
         .map(|(policy, task)| Unit {
@@ -162,12 +182,38 @@ pub async fn eval(config: Config, args: EvalArgs) -> Result<EvalReport, EvalErro
     Ok(report)
 }
 
-fn write_outputs(report: &EvalReport, out: &Path) -> Result<(), EvalError> {
+/// Reads the `results.json` of several shard outputs and writes the merged report to
+/// `out` (see [`EvalReport::merge`]).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
+    let mut parts = Vec::new();
+    for dir in dirs {
+        let path = if dir.is_dir() {
+            dir.join("results.json")
+        } else {
+            dir.clone()
+        };
+        let text = std::fs::read_to_string(&path).map_err(|cause| EvalError::Read {
+            path: path.clone(),
+            cause,
+        })?;
+        let part: EvalReport = serde_json::from_str(&text).map_err(|e| EvalError::Results {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        parts.push(part);
+    }
+    let report = EvalReport::merge(parts);
+    write_outputs(&report, out)?;
+    Ok(report)
+}
+
+/// Writes `results.json`, `report.txt` and the plots.
+pub fn write_outputs(report: &EvalReport, out: &Path) -> Result<(), EvalError> {
     let write = |name: &str, text: String| {
         let path = out.join(name);
         std::fs::create_dir_all(out)
             .and_then(|()| std::fs::write(&path, text))
-            .map_err(|source| EvalError::Write { path, source })
+            .map_err(|cause| EvalError::Write { path, cause })
     };
     write(
         "results.json",

@@ -97,3 +97,26 @@ fn draw_gap(gap: &GapReport, path: &Path) -> Drawn {
     root.present()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{CostAccuracyPoint, cost_accuracy_curve};
+
+    #[test]
+    fn the_frontier_plot_labels_every_policy() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f.svg");
+        let curve = cost_accuracy_curve(vec![
+            CostAccuracyPoint::new("junior-only", 0.01, 0.4),
+            CostAccuracyPoint::new("tau-0.50", 0.03, 0.8),
+            CostAccuracyPoint::new("senior-only", 0.2, 0.9),
+        ]);
+        frontier_svg(&curve, &path).expect("drawn");
+        let svg = std::fs::read_to_string(&path).expect("read");
+        for label in ["junior-only", "tau-0.50", "senior-only", "accuracy"] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        assert_eq!(svg.matches("<circle").count(), 3);
+    }
+}

@@ -173,6 +173,28 @@ impl EvalReport {
         }
     }
 
+    /// One report from the results of several shards (`results.json` of each): the runs
+    /// are pooled, a (policy, task) run seen twice counts once, and every score, the
+    /// frontier and APGR are computed again over the whole suite.
+    pub fn merge(parts: Vec<EvalReport>) -> EvalReport {
+        let suite = parts.first().map(|p| p.suite.clone()).unwrap_or_default();
+        let mut runs: Vec<TaskRun> = Vec::new();
+        for r in parts.into_iter().flat_map(|p| p.runs) {
+            if !runs
+                .iter()
+                .any(|q| q.policy == r.policy && q.task == r.task)
+            {
+                runs.push(r);
+            }
+        }
+        let mut per_task: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &runs {
+            per_task.insert(&r.task, r.blockers);
+        }
+        let blockers = per_task.values().sum();
+        EvalReport::new(&suite, "merged", blockers, runs)
+    }
+
     /// The report as aligned text tables.
     pub fn to_table(&self) -> String {
         let opt = |v: Option<f64>, digits: usize| {
@@ -300,5 +322,22 @@ mod tests {
             .map(|p| p.label.as_str())
             .collect();
         assert_eq!(front, ["junior-only", "tau-0.50"]);
+    }
+
+    #[test]
+    fn merged_shards_score_like_one_run() {
+        let all = vec![
+            run("junior-only", "a", false, 1.0, &[]),
+            run("senior-only", "a", true, 5.0, &[]),
+            run("junior-only", "b", true, 1.0, &[]),
+            run("senior-only", "b", true, 5.0, &[]),
+        ];
+        let whole = EvalReport::new("s", "0/1", 0, all.clone());
+        let first = EvalReport::new("s", "0/2", 0, all[..2].to_vec());
+        let second = EvalReport::new("s", "1/2", 0, all[2..].to_vec());
+        let merged = EvalReport::merge(vec![first.clone(), second, first]);
+        assert_eq!(merged.runs.len(), 4);
+        assert_eq!(merged.policies, whole.policies);
+        assert_eq!(merged.gap, whole.gap);
     }
 }

@@ -52,10 +52,10 @@ pub struct RunEscalation {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot copy the template {path}: {source}")]
+    #[error("cannot copy the template {path}: {cause}")]
     Copy {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("cannot commit the template copy: {0}")]
     Git(#[from] git2::Error),
@@ -75,25 +75,32 @@ pub struct Unit {
 
 /// Runs one unit; never fails: a run that could not happen carries its error.
 pub async fn run_unit(config: &Config, unit: &Unit, judge: Arc<Judge>) -> TaskRun {
-    let mut run = TaskRun {
-        task: unit.task.id.clone(),
-        policy: unit.policy.label(),
-        passed: false,
-        outcome: None,
-        steps: 0,
-        usd: 0.0,
-        junior_usd: 0.0,
-        senior_usd: 0.0,
-        escalations: Vec::new(),
-        questions: Vec::new(),
-        blockers: unit.task.blockers.len(),
-        log: unit.log.clone(),
-        error: None,
-    };
+    let mut run = TaskRun::unstarted(unit);
     if let Err(e) = run_into(config, unit, judge, &mut run).await {
         run.error = Some(e.to_string());
     }
     run
+}
+
+impl TaskRun {
+    /// A run with nothing done yet, to be filled in.
+    fn unstarted(unit: &Unit) -> TaskRun {
+        TaskRun {
+            task: unit.task.id.clone(),
+            policy: unit.policy.label(),
+            passed: false,
+            outcome: None,
+            steps: 0,
+            usd: 0.0,
+            junior_usd: 0.0,
+            senior_usd: 0.0,
+            escalations: Vec::new(),
+            questions: Vec::new(),
+            blockers: unit.task.blockers.len(),
+            log: unit.log.clone(),
+            error: None,
+        }
+    }
 }
 
 async fn run_into(
@@ -105,7 +112,7 @@ async fn run_into(
     let task = &unit.task;
     let copy_err = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| RunError::Copy { path, source }
+        move |cause| RunError::Copy { path, cause }
     };
     let work = tempfile::Builder::new()
         .prefix("handoff-eval-")
@@ -166,7 +173,7 @@ async fn run_into(
 fn stage(task: &Task, work: &Path, repo: &Path) -> Result<String, RunError> {
     let copy_err = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| RunError::Copy { path, source }
+        move |cause| RunError::Copy { path, cause }
     };
     copy_tree(&task.repo, repo).map_err(copy_err(&task.repo))?;
     commit_all(repo)?;
@@ -200,7 +207,7 @@ pub struct Validation {
 pub async fn validate(task: &Task, timeout_s: u64) -> Result<Validation, RunError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| RunError::Copy { path, source }
+        move |cause| RunError::Copy { path, cause }
     };
     let work = tempfile::Builder::new()
         .prefix("handoff-validate-")
@@ -302,16 +309,21 @@ pub async fn run_units(
             let config = config.clone();
             let judge = judge.clone();
             // Spawned, so sessions run on all worker threads, not interleaved on one.
+            let mut crashed = TaskRun::unstarted(&unit);
             let handle = tokio::spawn(async move { run_unit(&config, &unit, judge).await });
-            async move { (i, handle.await) }
+            async move {
+                let run = handle.await.unwrap_or_else(|e| {
+                    crashed.error = Some(format!("the session task ended abnormally: {e}"));
+                    crashed
+                });
+                (i, run)
+            }
         })
         .buffer_unordered(jobs.max(1));
     let mut out: Vec<Option<TaskRun>> = vec![None; count];
-    while let Some((i, joined)) = pending.next().await {
-        if let Ok(run) = joined {
-            done(&run);
-            out[i] = Some(run);
-        }
+    while let Some((i, run)) = pending.next().await {
+        done(&run);
+        out[i] = Some(run);
     }
     out.into_iter().flatten().collect()
 }

@@ -31,10 +31,10 @@ use serde::{Deserialize, Serialize};
 /// Why a suite could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
@@ -114,9 +114,9 @@ pub struct Suite {
 impl Suite {
     /// Reads every `*.toml` in `dir` (not recursively; `suite.toml` is reserved for notes).
     pub fn load(dir: &Path) -> Result<Suite, SuiteError> {
-        let read = |source| SuiteError::Read {
+        let read = |cause| SuiteError::Read {
             path: dir.to_path_buf(),
-            source,
+            cause,
         };
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(read)?
@@ -160,9 +160,9 @@ impl Suite {
 
 /// Reads and checks one task file.
 pub fn load_task(path: &Path) -> Result<Task, SuiteError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
+    let text = std::fs::read_to_string(path).map_err(|cause| SuiteError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     let file: TaskFile = toml::from_str(&text).map_err(|e| SuiteError::Parse {
         path: path.to_path_buf(),
