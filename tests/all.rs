@@ -2,8 +2,8 @@
 
 mod agent;
 mod demo;
-mod faults;
 mod eval;
+mod faults;
 mod llm;
 mod metrics;
 mod security;

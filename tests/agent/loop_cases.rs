@@ -30,7 +30,6 @@ fn finish() -> Reply {
     )
 }
 
-
 #[tokio::test]
 async fn a_confident_junior_finishes_alone_and_the_check_labels_success() {
     let junior = Script::new(vec![
