@@ -164,7 +164,12 @@ impl Judge {
     }
 
     /// The facts of a finished step, at the current tick (the step's last token).
+    ///
+    /// The terms then hold only this step's evidence, so a log records every step's facts
+    /// even when several steps end on one tick (a reply that is only a tool call has no
+    /// content tokens and does not advance the clock).
     pub fn observe_step(&mut self, facts: &StepFacts) {
+        self.belief.start_tick();
         self.belief.add_step(facts);
     }
 
@@ -280,8 +285,9 @@ mod tests {
         // By hand: prior odds 1.5, times (1/3)^½ for the token and (1/3)^½ for the tool
         // error = 0.5, so B = 1/3.
         assert!((j.belief() - 1.0 / 3.0).abs() < 1e-12);
-        assert_eq!(j.terms().len(), 2);
-        assert_eq!(j.terms()[1].signal, SignalKind::ToolError);
+        // The step's terms are its own: the token's term is not repeated.
+        assert_eq!(j.terms().len(), 1);
+        assert_eq!(j.terms()[0].signal, SignalKind::ToolError);
         assert!(j.should_escalate());
         let r = j.reading();
         assert!(r.escalate && r.tick == 1 && r.threshold == 0.5);

@@ -5,8 +5,8 @@
 //! its label is uncensored) exactly as the live loop logs one: per tick a `BeliefUpdated`
 //! whose `terms` carry the raw signal values (token signals: entropy, margin, surprise); at
 //! the end of every step the five step facts, drawn given Y, land on that tick, and — as in
-//! a live session — a second `BeliefUpdated` and the `StepEnded` carry *all* of that tick's
-//! terms (token and step); `Escalated { shadow: true }` where the belief first crosses the
+//! a live session — a second `BeliefUpdated` and the `StepEnded` carry that step's own
+//! terms (the five step facts); `Escalated { shadow: true }` where the belief first crosses the
 //! optimal threshold; `SessionEnded` with the outcome. The belief and each term's `llr` are
 //! the true ones (Beta density ratios, exact Bernoulli ratios for the step facts), so a
 //! calibrator fitted on the raw values can be compared with the exact posterior.
@@ -403,6 +403,8 @@ impl SessionPlan {
                 write(tick, e);
             }
             if t % per_step == 0 || t == horizon {
+                // A step's update carries only the step's own evidence, as the live judge's.
+                terms.clear();
                 let mut tool_error = false;
                 for f in FACT_RATES {
                     let present = rng.random_bool(if query.success { f.p1 } else { f.p0 });

@@ -94,8 +94,6 @@ pub struct Rescoring {
     pub logged: Vec<LoggedEscalation>,
     /// Tick ranges (inclusive) where B_t < τ_t under one judge and not the other.
     pub differ: Vec<(u64, u64)>,
-    /// Updates whose evidence the log could not hold in full (see `EvidenceDecoder`).
-    pub truncated: usize,
 }
 
 impl Rescoring {
@@ -149,7 +147,6 @@ pub fn rescore<'a>(
             }
         }
     }
-    out.truncated = decoder.truncated;
     out.differ = ranges(
         out.points
             .iter()
@@ -262,12 +259,6 @@ pub fn headless_text(events: &[Stamped], counterfactual: Option<(&str, &Rescorin
             out.push_str(&format!(
                 "  decisions (B_t < τ_t) differ at ticks {}\n",
                 list.join(", ")
-            ));
-        }
-        if r.truncated > 0 {
-            out.push_str(&format!(
-                "  note: {} updates logged only part of their evidence; those are approximate\n",
-                r.truncated
             ));
         }
     }

@@ -3,9 +3,9 @@
 //! A log keeps every raw observation the live judge added (the `value` of each
 //! [`EvidenceTerm`]), so a session can be scored again under any calibration or threshold:
 //! `calibrate` turns logs into [`Trajectory`]s, `replay` re-runs a [`Judge`] over them.
-//! Both read the log through one [`EvidenceDecoder`], which undoes the one quirk of the
-//! log: a `BeliefUpdated` lists every term added since its tick began, so a step that ends
-//! on a token's tick repeats that token's terms, and only the new tail is new evidence.
+//! Both read the log through one [`EvidenceDecoder`]: a `BeliefUpdated` at a new tick is a
+//! token's evidence; one at the same tick carries the facts of a step that ended there (and
+//! several steps may end on one tick when replies are only tool calls).
 //!
 //! [`Rescorer`] mirrors the live loop's decisions (src/agent/turn.rs, step.rs,
 //! escalate.rs): below the threshold at a token or step end, not in the cooldown after a
@@ -13,7 +13,6 @@
 //! the senior returns or the operator answers. With the live calibration and policy it
 //! reproduces the logged beliefs and escalation ticks exactly.
 
-use crate::competence::belief::MAX_TERMS_PER_TICK;
 use crate::competence::{Judge, Observation, TokenSignals, Trajectory};
 use crate::event::{Actor, EscalationReason, Event, EvidenceTerm};
 
@@ -78,17 +77,13 @@ fn observations(terms: &[EvidenceTerm]) -> Vec<Observation> {
         .collect()
 }
 
-/// Turns events into [`Evidence`], undoing the repetition of terms within a tick.
+/// Turns events into [`Evidence`]: a `BeliefUpdated` at a new tick is a token's evidence;
+/// one at the same tick is a step's own facts (the judge starts a fresh term list per step).
 #[derive(Debug, Default)]
 pub struct EvidenceDecoder {
     tick: u64,
-    /// Terms of the current tick already passed on (the live judge's list length).
-    seen: usize,
     /// The current step's facts came with a `BeliefUpdated`; its `StepEnded` adds nothing.
     step_logged: bool,
-    /// Updates whose terms could not all be logged (the live list holds
-    /// [`MAX_TERMS_PER_TICK`]); re-scoring them is approximate.
-    pub truncated: usize,
 }
 
 impl EvidenceDecoder {
@@ -100,10 +95,7 @@ impl EvidenceDecoder {
     pub fn push(&mut self, event: &Event, out: &mut Vec<Evidence>) {
         match event {
             Event::SessionStarted { shadow, .. } => {
-                *self = EvidenceDecoder {
-                    truncated: self.truncated,
-                    ..EvidenceDecoder::default()
-                };
+                *self = EvidenceDecoder::default();
                 out.push(Evidence::Started { shadow: *shadow });
             }
             Event::BeliefUpdated {
@@ -122,7 +114,6 @@ impl EvidenceDecoder {
                 if *tick != self.tick {
                     // Every junior token opens a new tick; tick 0 has no token.
                     self.tick = *tick;
-                    self.seen = terms.len();
                     self.step_logged = false;
                     out.push(Evidence::Token {
                         tick: *tick,
@@ -131,15 +122,10 @@ impl EvidenceDecoder {
                     });
                     return;
                 }
-                let new = terms.get(self.seen..).unwrap_or_default();
-                if self.seen >= MAX_TERMS_PER_TICK {
-                    self.truncated += 1;
-                }
-                self.seen = terms.len();
                 self.step_logged = true;
                 out.push(Evidence::Step {
                     tick: *tick,
-                    observations: observations(new),
+                    observations: observations(terms),
                     logged: Some(logged),
                 });
             }
@@ -147,10 +133,9 @@ impl EvidenceDecoder {
                 actor, tick, terms, ..
             } => {
                 if *actor == Actor::Junior && !self.step_logged {
-                    let new = terms.get(self.seen..).unwrap_or_default();
                     out.push(Evidence::Step {
                         tick: *tick,
-                        observations: observations(new),
+                        observations: observations(terms),
                         logged: None,
                     });
                 }
@@ -162,7 +147,6 @@ impl EvidenceDecoder {
                 deferred_to_senior: false,
                 ..
             } => {
-                self.seen = 0;
                 self.step_logged = false;
                 out.push(Evidence::Reset);
             }
@@ -427,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn a_step_update_adds_only_the_terms_after_its_tokens() {
+    fn a_step_update_carries_only_its_own_facts() {
         let tok = term(SignalKind::Entropy, 1.0);
         let err = term(SignalKind::ToolError, 1.0);
         let diff = term(SignalKind::NoDiff, 0.0);
@@ -436,11 +420,11 @@ mod tests {
             update(0, vec![err]),
             step_end(0, vec![err]),
             update(1, vec![tok]),
-            update(1, vec![tok, err, diff]),
-            step_end(1, vec![tok, err, diff]),
-            // A second step on the same tick repeats everything before it.
-            update(1, vec![tok, err, diff, diff]),
-            step_end(1, vec![tok, err, diff, diff]),
+            update(1, vec![err, diff]),
+            step_end(1, vec![err, diff]),
+            // A second step on the same tick (a reply that was only a tool call).
+            update(1, vec![diff]),
+            step_end(1, vec![diff]),
             // After a reset the list starts afresh on the same tick.
             Event::SeniorReturned { step: 2, tick: 1 },
             update(1, vec![err]),

@@ -353,3 +353,44 @@ async fn shadow_mode_logs_the_decision_but_never_hands_off() {
         other => panic!("no session end: {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn replies_that_are_only_tool_calls_still_log_every_step_fact() {
+    // No content tokens: the clock does not advance, so both steps end on one tick.
+    let junior = Script::new(vec![
+        reply(
+            vec![],
+            Some(("c1", "read_file", json!({"path": "notes.txt"}))),
+        ),
+        reply(
+            vec![],
+            Some(("c2", "read_file", json!({"path": "missing.txt"}))),
+        ),
+        finish(),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let ran = run(
+        config(&j, &s),
+        dir.path(),
+        "look",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    let steps: Vec<(u64, Vec<handoff::event::SignalKind>)> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::StepEnded { tick, terms, .. } => {
+                Some((*tick, terms.iter().map(|t| t.signal).collect()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps[0].0, steps[1].0, "both steps end on one tick");
+    for (_, signals) in &steps[..2] {
+        assert_eq!(signals.len(), 5, "{signals:?}");
+        assert!(signals.iter().all(|s| !s.is_token_signal()));
+    }
+}

@@ -161,12 +161,28 @@ async fn launch(config: &Path, log: &Path, task: &str, kill_after: Option<Durati
         .spawn()
         .expect("start handoff");
     let mut stdout = child.stdout.take().expect("stdout");
+    let (first_line, started_session) = tokio::sync::oneshot::channel::<()>();
     let reader = tokio::spawn(async move {
         let mut bytes = Vec::new();
-        let _ = stdout.read_to_end(&mut bytes).await;
+        let mut first_line = Some(first_line);
+        let mut chunk = [0u8; 4096];
+        loop {
+            match stdout.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            }
+            if bytes.contains(&b'\n')
+                && let Some(tx) = first_line.take()
+            {
+                let _ = tx.send(());
+            }
+        }
         bytes
     });
     if let Some(after) = kill_after {
+        // Counted from the first printed event, so a slow start-up (a loaded machine)
+        // does not push the kill past the session's end.
+        let _ = started_session.await;
         tokio::time::sleep(after).await;
         // SIGKILL: no handler, no destructor, no flush runs.
         let _ = child.start_kill();
@@ -352,8 +368,8 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(rand::random::<u64>);
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    // The binary needs a moment to start; kills before its first event teach nothing.
-    let window = longest.as_secs_f64() * 0.15..longest.as_secs_f64() * 1.05;
+    // Kills are timed from the first event (see `launch`).
+    let window = 0.0..longest.as_secs_f64() * 0.9;
     let (mut mid_session, mut shorter) = (0, 0);
     for i in 0..kills() {
         let at = Duration::from_secs_f64(rng.random_range(window.clone()));

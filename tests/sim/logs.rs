@@ -78,8 +78,14 @@ fn read_back(events: impl Iterator<Item = Event>) -> ReadBack {
                         assert!(t.value == 0.0 || t.value == 1.0, "{t:?}");
                     }
                 }
+                // A second update at a tick is the step's own facts: add them to the tick.
                 match ticks.last_mut() {
-                    Some(last) if last.0 == tick => *last = (tick, log_odds, belief, obs, llr),
+                    Some(last) if last.0 == tick => {
+                        last.1 = log_odds;
+                        last.2 = belief;
+                        last.3.extend(obs);
+                        last.4 += llr;
+                    }
                     _ => ticks.push((tick, log_odds, belief, obs, llr)),
                 }
             }
