@@ -8,27 +8,7 @@ use handoff::event::{EscalationReason, Event, Outcome, Route};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{config, lost, repo, run, servers};
-
-const FILES: [(&str, &str); 1] = [("notes.txt", "hello\n")];
-
-fn write_done() -> Reply {
-    reply(
-        confident("Writing the file."),
-        Some((
-            "c2",
-            "write_file",
-            json!({"path": "done.txt", "content": "done\n"}),
-        )),
-    )
-}
-
-fn finish() -> Reply {
-    reply(
-        confident("Done."),
-        Some(("c9", "finish", json!({"summary": "wrote done.txt"}))),
-    )
-}
+use super::support::{FILES, config, finish, lost, repo, run, servers, write_done};
 
 #[tokio::test]
 async fn a_confident_junior_finishes_alone_and_the_check_labels_success() {

@@ -119,3 +119,32 @@ pub fn read_log(path: &Path) -> Vec<Event> {
 pub fn lost() -> String {
     "I am not sure which file this is about or what the format should be, ".repeat(8)
 }
+
+/// The one file every scripted repository starts with.
+pub const FILES: [(&str, &str); 1] = [("notes.txt", "hello\n")];
+
+/// A confident junior turn that writes `done.txt`.
+pub fn write_done() -> handoff::demo::server::Reply {
+    use handoff::demo::script::{confident, reply};
+    reply(
+        confident("Writing the file."),
+        Some((
+            "c2",
+            "write_file",
+            serde_json::json!({"path": "done.txt", "content": "done\n"}),
+        )),
+    )
+}
+
+/// A confident turn that calls `finish`.
+pub fn finish() -> handoff::demo::server::Reply {
+    use handoff::demo::script::{confident, reply};
+    reply(
+        confident("Done."),
+        Some((
+            "c9",
+            "finish",
+            serde_json::json!({"summary": "wrote done.txt"}),
+        )),
+    )
+}

@@ -13,42 +13,13 @@ use handoff::trajectory::replay::{
 };
 use serde_json::json;
 
-// The agent tests' session helpers, compiled here a second time: they are private to
-// `agent`, and running a real session is exactly what this test needs.
-#[allow(dead_code, clippy::duplicate_mod)]
-#[path = "../agent/support.rs"]
-mod support;
-
-use support::{config, repo, run, servers};
-
-const FILES: [(&str, &str); 1] = [("notes.txt", "hello\n")];
-
-fn lost() -> String {
-    "I am not sure which file this is about or what the format should be, ".repeat(8)
-}
+// The agent tests' session helpers: running a real session is exactly what this needs.
+use crate::agent::support::{FILES, config, finish, lost, repo, run, servers, write_done};
 
 fn read_notes() -> Reply {
     reply(
         confident("Reading the notes file now."),
         Some(("c1", "read_file", json!({"path": "notes.txt"}))),
-    )
-}
-
-fn write_done() -> Reply {
-    reply(
-        confident("Writing the file."),
-        Some((
-            "c2",
-            "write_file",
-            json!({"path": "done.txt", "content": "done\n"}),
-        )),
-    )
-}
-
-fn finish() -> Reply {
-    reply(
-        confident("Done."),
-        Some(("c9", "finish", json!({"summary": "wrote done.txt"}))),
     )
 }
 
