@@ -1,0 +1,170 @@
+//! Checks of values that parse but make no sense, with the key and line they came from.
+
+use super::{Config, ConfigError};
+
+impl Config {
+    pub(super) fn validate(&self, text: &str, path: &str) -> Result<(), ConfigError> {
+        let invalid = |section: &str, key: &str, expected: &str| ConfigError::Invalid {
+            path: path.to_string(),
+            line: line_of(text, section, key),
+            key: format!("{section}.{key}"),
+            expected: expected.to_string(),
+        };
+        let unit = |v: f64| (0.0..=1.0).contains(&v);
+        for (section, m) in [("junior", &self.junior), ("senior", &self.senior)] {
+            if !(m.base_url.starts_with("http://") || m.base_url.starts_with("https://")) {
+                return Err(invalid(
+                    section,
+                    "base_url",
+                    "must start with http:// or https://",
+                ));
+            }
+            // A URL that only looks right would fail at the first request, mid-session.
+            let has_host = reqwest::Url::parse(&m.base_url)
+                .ok()
+                .is_some_and(|u| u.host_str().is_some_and(|h| !h.is_empty()));
+            if !has_host {
+                return Err(invalid(
+                    section,
+                    "base_url",
+                    "must be a URL with a host, e.g. http://127.0.0.1:8080/v1",
+                ));
+            }
+            if m.max_tokens == Some(0) {
+                return Err(invalid(
+                    section,
+                    "max_tokens",
+                    "must be at least 1 (leave it out for the server's default)",
+                ));
+            }
+            if m.model.trim().is_empty() {
+                return Err(invalid(section, "model", "must name a model"));
+            }
+            if m.top_logprobs > 20 {
+                return Err(invalid(section, "top_logprobs", "must be between 0 and 20"));
+            }
+            if !(0.0..=2.0).contains(&m.temperature) {
+                return Err(invalid(section, "temperature", "must be between 0 and 2"));
+            }
+            for (key, v) in [
+                ("price_input_per_mtok", m.price_input_per_mtok),
+                ("price_output_per_mtok", m.price_output_per_mtok),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(invalid(section, key, "must be a non-negative number"));
+                }
+            }
+            for (key, v) in [
+                ("connect_timeout_s", m.connect_timeout_s),
+                ("idle_timeout_s", m.idle_timeout_s),
+            ] {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(invalid(
+                        section,
+                        key,
+                        "must be a positive number of seconds",
+                    ));
+                }
+            }
+            if let Some(env) = &m.api_key_env
+                && (env.is_empty() || env.contains('='))
+            {
+                return Err(invalid(
+                    section,
+                    "api_key_env",
+                    "must be the name of an environment variable (the key itself never goes in the file)",
+                ));
+            }
+        }
+        let c = &self.costs;
+        for (key, v) in [
+            ("kappa", c.kappa),
+            ("gamma_senior", c.gamma_senior),
+            ("gamma_operator", c.gamma_operator),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(invalid("costs", key, "must be a non-negative number"));
+            }
+        }
+        if !(c.loss.is_finite() && c.loss > 0.0) {
+            return Err(invalid("costs", "loss", "must be a positive number"));
+        }
+        for (key, v) in [("p_senior", c.p_senior), ("p_operator", c.p_operator)] {
+            if !unit(v) {
+                return Err(invalid("costs", key, "must be a probability in [0, 1]"));
+            }
+        }
+        if !unit(self.policy.constant) {
+            return Err(invalid(
+                "policy",
+                "constant",
+                "must be a probability in [0, 1]",
+            ));
+        }
+        if self
+            .policy
+            .calibration
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(invalid(
+                "policy",
+                "calibration",
+                "must name a calibration file (leave it out for the built-in prior)",
+            ));
+        }
+        if self.policy.schedule_stride == 0 {
+            return Err(invalid("policy", "schedule_stride", "must be at least 1"));
+        }
+        let a = &self.agent;
+        if a.max_steps == 0 {
+            return Err(invalid("agent", "max_steps", "must be at least 1"));
+        }
+        if a.token_budget == 0 {
+            return Err(invalid("agent", "token_budget", "must be at least 1"));
+        }
+        if a.command_timeout_s == 0 {
+            return Err(invalid(
+                "agent",
+                "command_timeout_s",
+                "must be at least 1 second",
+            ));
+        }
+        if a.check.as_ref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(invalid(
+                "agent",
+                "check",
+                "must be a shell command (leave it out for unlabelled sessions)",
+            ));
+        }
+        if a.output_cap_bytes < 256 {
+            return Err(invalid("agent", "output_cap_bytes", "must be at least 256"));
+        }
+        Ok(())
+    }
+}
+
+/// 1-based line of `key` inside `[section]` (or of the section header, or 1), for messages
+/// about values that parsed but make no sense.
+fn line_of(text: &str, section: &str, key: &str) -> usize {
+    let mut in_section = false;
+    let mut section_line = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with('[') {
+            let name = line.trim_matches(|c| c == '[' || c == ']').trim();
+            in_section = name == section;
+            if in_section {
+                section_line = Some(i + 1);
+            }
+            continue;
+        }
+        if in_section
+            && let Some((k, _)) = line.split_once('=')
+            && k.trim().trim_matches('"') == key
+        {
+            return i + 1;
+        }
+    }
+    section_line.unwrap_or(1)
+}
