@@ -169,7 +169,7 @@ fn session_events(id: usize) -> Vec<Event> {
         }
     }
     events.push(Event::SessionEnded {
-        outcome: if id % 3 == 0 {
+        outcome: if id.is_multiple_of(3) {
             Outcome::Failure
         } else {
             Outcome::Success

@@ -243,7 +243,7 @@ pub fn solve_visiting(
 
     for t in (0..horizon).rev() {
         transition.expect(&value, &mut cont);
-        let can_stop = (t as u64) % spec.stride == 0;
+        let can_stop = (t as u64).is_multiple_of(spec.stride);
         for i in 0..n {
             cont[i] += kappa;
             gap[i] = cont[i] - escalate;

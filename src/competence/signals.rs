@@ -150,10 +150,8 @@ pub fn token_signals<'a>(
         push(p);
     }
     let own = logprob.filter(|lp| clean_probability(*lp).is_some());
-    if !chosen_listed {
-        if let Some(p) = own.and_then(clean_with_p_ln_p) {
-            push(p);
-        }
+    if !chosen_listed && let Some(p) = own.and_then(clean_with_p_ln_p) {
+        push(p);
     }
 
     let surprise = own.or(chosen_alt_logprob).and_then(surprise_of);

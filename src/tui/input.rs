@@ -37,20 +37,20 @@ impl AppState {
             }
             return Vec::new();
         }
-        if let Some(q) = self.question.as_mut().filter(|q| !q.hidden) {
-            if let KeyOutcome::Consumed(actions) = q.handle_key(&key) {
-                if !actions.is_empty() {
-                    self.question = None;
-                    self.notice = Some("answer sent".into());
-                }
-                return actions;
+        if let Some(q) = self.question.as_mut().filter(|q| !q.hidden)
+            && let KeyOutcome::Consumed(actions) = q.handle_key(&key)
+        {
+            if !actions.is_empty() {
+                self.question = None;
+                self.notice = Some("answer sent".into());
             }
+            return actions;
         }
-        if let Some(a) = &self.approval {
-            if let KeyOutcome::Consumed(actions) = a.handle_key(&key) {
-                self.approval = None;
-                return actions;
-            }
+        if let Some(a) = &self.approval
+            && let KeyOutcome::Consumed(actions) = a.handle_key(&key)
+        {
+            self.approval = None;
+            return actions;
         }
         if let Some(actions) = self.global_key(&key) {
             return actions;

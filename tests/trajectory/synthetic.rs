@@ -119,10 +119,10 @@ fn write(path: &Path, events: Vec<Event>) {
 /// syncs at every step end, and thousands of syncs to a disk take longer than the test.
 pub fn corpus_dir() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(dir) = tempfile::Builder::new().prefix("handoff-").tempdir_in(shm) {
-            return dir;
-        }
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix("handoff-").tempdir_in(shm)
+    {
+        return dir;
     }
     tempfile::tempdir().expect("tempdir")
 }
