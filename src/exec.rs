@@ -18,6 +18,7 @@ use crate::agent::watch::Watch;
 use crate::config::Config;
 use crate::event::{Actor, Command, Event, Route, Stamped};
 use crate::llm::Client;
+use crate::trajectory::session::SessionFold;
 use crate::trajectory::writer::{LogWriter, spawn_writer};
 
 /// What `exec` was asked to do.
@@ -210,50 +211,46 @@ pub struct CostLine {
     pub senior_tokens: u64,
 }
 
-/// Folds the events `exec` needs for its summary (escalations and money per model).
+/// The summary's escalations and money come from the same fold `report` uses; only the
+/// token counts (input and output, which the fold does not keep) are added here.
 async fn collect(mut rx: mpsc::Receiver<Stamped>) -> (Vec<EscalationLine>, CostLine) {
-    let mut escalations = Vec::new();
-    let mut cost = CostLine::default();
+    let mut fold = SessionFold::new("");
+    let (mut junior_tokens, mut senior_tokens) = (0, 0);
     while let Some(s) = rx.recv().await {
-        match s.event {
-            Event::Escalated {
-                step,
-                route,
-                reason,
-                belief,
-                threshold,
-                shadow,
-                ..
-            } => escalations.push(EscalationLine {
-                route,
-                belief,
-                threshold,
-                step,
-                reason,
-                shadow,
-            }),
-            Event::CostIncurred {
-                actor,
-                input_tokens,
-                output_tokens,
-                usd,
-                ..
-            } => {
-                cost.usd += usd;
-                match actor {
-                    Actor::Junior => {
-                        cost.junior_usd += usd;
-                        cost.junior_tokens += input_tokens + output_tokens;
-                    }
-                    Actor::Senior => {
-                        cost.senior_usd += usd;
-                        cost.senior_tokens += input_tokens + output_tokens;
-                    }
-                }
+        if let Event::CostIncurred {
+            actor,
+            input_tokens,
+            output_tokens,
+            ..
+        } = s.event
+        {
+            match actor {
+                Actor::Junior => junior_tokens += input_tokens + output_tokens,
+                Actor::Senior => senior_tokens += input_tokens + output_tokens,
             }
-            _ => {}
         }
+        fold.push(&s.event);
     }
+    let summary = fold.finish();
+    let escalations = summary
+        .escalations
+        .iter()
+        .map(|e| EscalationLine {
+            route: e.route,
+            belief: e.belief,
+            threshold: e.threshold,
+            step: e.step,
+            reason: e.reason,
+            shadow: e.shadow,
+        })
+        .collect();
+    let cost = CostLine {
+        usd: summary.cost.junior_usd + summary.cost.senior_usd,
+        junior_usd: summary.cost.junior_usd,
+        senior_usd: summary.cost.senior_usd,
+        junior_tokens,
+        senior_tokens,
+    };
     (escalations, cost)
 }
 

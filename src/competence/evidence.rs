@@ -82,6 +82,16 @@ pub struct EvidenceTerm {
     pub llr: f64,
 }
 
+impl EvidenceTerm {
+    /// The raw observation behind this term, to be judged again under another calibration.
+    pub fn observation(&self) -> Observation {
+        Observation {
+            signal: self.signal,
+            value: self.value,
+        }
+    }
+}
+
 /// One raw observation of a signal, before any calibration turns it into a log-likelihood
 /// ratio. Trajectories store these so a session can be re-scored under another calibration.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

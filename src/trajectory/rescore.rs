@@ -68,13 +68,7 @@ pub enum Evidence {
 }
 
 fn observations(terms: &[EvidenceTerm]) -> Vec<Observation> {
-    terms
-        .iter()
-        .map(|t| Observation {
-            signal: t.signal,
-            value: t.value,
-        })
-        .collect()
+    terms.iter().map(EvidenceTerm::observation).collect()
 }
 
 /// Turns events into [`Evidence`]: a `BeliefUpdated` at a new tick is a token's evidence;

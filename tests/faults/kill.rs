@@ -287,10 +287,7 @@ fn trajectory(events: &[Stamped]) -> Trajectory {
     let obs = |terms: &[handoff::event::EvidenceTerm]| -> Vec<Observation> {
         terms
             .iter()
-            .map(|t| Observation {
-                signal: t.signal,
-                value: t.value,
-            })
+            .map(handoff::event::EvidenceTerm::observation)
             .collect()
     };
     let mut tr = Trajectory::new(label);

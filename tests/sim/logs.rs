@@ -65,10 +65,7 @@ fn read_back(events: impl Iterator<Item = Event>) -> ReadBack {
             } => {
                 let obs: Vec<Observation> = terms
                     .iter()
-                    .map(|t| Observation {
-                        signal: t.signal,
-                        value: t.value,
-                    })
+                    .map(handoff::event::EvidenceTerm::observation)
                     .collect();
                 let llr: f64 = terms.iter().map(|t| t.llr).sum();
                 for t in &terms {
