@@ -5,7 +5,8 @@ use futures::StreamExt;
 use crate::config::{Config, HandoffMode};
 use crate::event::{Actor, Command, EscalationReason, Event, Route};
 use crate::llm::Client;
-use crate::llm::types::{ChatRequest, Delta, Message, Usage};
+use crate::llm::types::{ChatRequest, Delta, Message};
+use crate::llm::usage::UsageTally;
 use crate::router::{self, Question};
 
 use super::context::{HandoffFacts, handoff_note};
@@ -237,22 +238,16 @@ async fn triage(st: &mut State, senior: &Client, prompt: &str, note: &str) -> Op
     loop {
         attempt += 1;
         match complete(senior, &req).await {
-            Ok((text, usage)) => {
-                let usage = usage.unwrap_or(Usage {
-                    prompt_tokens: (note.len() / 4) as u64,
-                    completion_tokens: (text.len() / 4) as u64,
-                });
-                st.emitter
-                    .emit(Event::CostIncurred {
-                        actor: Actor::Senior,
-                        model: senior.model().to_string(),
-                        input_tokens: usage.prompt_tokens,
-                        output_tokens: usage.completion_tokens,
-                        usd: senior.cost(usage),
-                        estimated: false,
-                    })
-                    .await;
-                st.usd_seen += senior.cost(usage);
+            Ok((text, tally)) => {
+                super::turn::log_cost(
+                    &st.emitter,
+                    &mut st.usd_seen,
+                    senior,
+                    Actor::Senior,
+                    &req,
+                    &tally,
+                )
+                .await;
                 return Some(text);
             }
             Err(err) => {
@@ -278,16 +273,16 @@ async fn triage(st: &mut State, senior: &Client, prompt: &str, note: &str) -> Op
 async fn complete(
     client: &Client,
     req: &ChatRequest,
-) -> Result<(String, Option<Usage>), crate::llm::LlmError> {
+) -> Result<(String, UsageTally), crate::llm::LlmError> {
     let mut stream = client.stream_once(req).await?;
     let mut text = String::new();
-    let mut usage = None;
+    let mut tally = UsageTally::default();
     while let Some(delta) = stream.next().await {
-        match delta? {
-            Delta::Token { text: t, .. } => text.push_str(&t),
-            Delta::Usage(u) => usage = Some(u),
-            _ => {}
+        let delta = delta?;
+        tally.observe(&delta);
+        if let Delta::Token { text: t, .. } = delta {
+            text.push_str(&t);
         }
     }
-    Ok((text, usage))
+    Ok((text, tally))
 }

@@ -10,7 +10,8 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::event::{Actor, Command, EscalationReason, Event};
-use crate::llm::types::{ChatRequest, Delta, ToolCall, Usage};
+use crate::llm::types::{ChatRequest, Delta, ToolCall};
+use crate::llm::usage::UsageTally;
 use crate::llm::{Client, LlmError};
 
 use super::emitter::Emitter;
@@ -104,8 +105,7 @@ async fn attempt_turn(
     };
     let mut text = String::new();
     let mut tool_calls = Vec::new();
-    let mut usage: Option<Usage> = None;
-    let mut output_tokens: u64 = 0;
+    let mut tally = UsageTally::default();
     loop {
         tokio::select! {
             biased;
@@ -124,10 +124,12 @@ async fn attempt_turn(
             }
             delta = stream.next() => {
                 let Some(delta) = delta else { break };
+                if let Ok(d) = &delta {
+                    tally.observe(d);
+                }
                 match delta {
                     Err(e) => return Attempt::Fault(e),
                     Ok(Delta::Token { text: t, logprob, top }) => {
-                        output_tokens += 1;
                         text.push_str(&t);
                         if actor == Actor::Junior {
                             let reading = ctx.watch.token(&t, logprob, &top);
@@ -138,7 +140,7 @@ async fn attempt_turn(
                             if reading.below && ctx.may_escalate && !*ctx.shadow {
                                 // Dropping the stream closes the request: the junior stops now.
                                 drop(stream);
-                                cost(ctx, client, actor, req, usage, output_tokens, &text).await;
+                                log_cost(ctx.emitter, ctx.usd, client, actor, req, &tally).await;
                                 return Attempt::End(TurnEnd::Escalate(EscalationReason::Threshold));
                             }
                             if reading.crossed && *ctx.shadow {
@@ -153,7 +155,7 @@ async fn attempt_turn(
                     }
                     Ok(Delta::ToolCall(call)) => tool_calls.push(call),
                     Ok(Delta::Finish(_)) => {}
-                    Ok(Delta::Usage(u)) => usage = Some(u),
+                    Ok(Delta::Usage(_)) => {}
                     Ok(Delta::Warning { kind, message }) => {
                         if kind == "no_logprobs" && actor == Actor::Junior {
                             ctx.watch.note_no_logprobs();
@@ -164,42 +166,24 @@ async fn attempt_turn(
             }
         }
     }
-    cost(ctx, client, actor, req, usage, output_tokens, &text).await;
+    log_cost(ctx.emitter, ctx.usd, client, actor, req, &tally).await;
     Attempt::End(TurnEnd::Done { text, tool_calls })
 }
 
-/// Logs the tokens and money of one request; counts locally when the server sent no usage.
-async fn cost(
-    ctx: &mut TurnContext<'_>,
+/// Logs the tokens and money of one request and adds them to the session's total; the
+/// tally estimates (and marks as estimated) what a server did not report.
+pub(crate) async fn log_cost(
+    emitter: &Emitter,
+    usd_total: &mut f64,
     client: &Client,
     actor: Actor,
     req: &ChatRequest,
-    usage: Option<Usage>,
-    output_tokens: u64,
-    text: &str,
+    tally: &UsageTally,
 ) {
-    let (usage, estimated) = match usage {
-        Some(u) => (u, false),
-        None => {
-            // About four characters a token: rough, and marked as an estimate.
-            let input_chars: usize = req
-                .messages
-                .iter()
-                .map(|m| m.content.as_deref().map_or(0, str::len))
-                .sum();
-            let output = output_tokens.max((text.len() / 4) as u64);
-            (
-                Usage {
-                    prompt_tokens: (input_chars / 4) as u64,
-                    completion_tokens: output,
-                },
-                true,
-            )
-        }
-    };
+    let (usage, estimated) = tally.usage(req);
     let usd = client.cost(usage);
-    *ctx.usd += usd;
-    ctx.emitter
+    *usd_total += usd;
+    emitter
         .emit(Event::CostIncurred {
             actor,
             model: client.model().to_string(),
