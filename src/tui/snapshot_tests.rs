@@ -265,3 +265,31 @@ fn resizing_never_panics_and_keeps_the_numbers() {
         }
     }
 }
+
+/// The recorded demo session (`tests/golden/demo_v1.jsonl`): what the agent really emits.
+fn golden() -> Vec<crate::event::Stamped> {
+    include_str!("../../tests/golden/demo_v1.jsonl")
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).expect("the golden log parses"))
+        .collect()
+}
+
+#[test]
+fn golden_session_at_its_question_80x24() {
+    let events = golden();
+    let asked = events
+        .iter()
+        .position(|e| matches!(e.event, Event::OperatorAsked { .. }))
+        .expect("the demo asks the operator");
+    let text = screen(&state_with(&events[..=asked], &opts()), 80, 24);
+    assert!(text.contains("Operator question"), "{text}");
+    assert_snapshot!(text);
+}
+
+#[test]
+fn golden_session_after_its_end_160x48() {
+    let text = screen(&state_with(&golden(), &opts()), 160, 48);
+    assert!(text.contains("session ended: success"), "{text}");
+    assert_snapshot!(text);
+}

@@ -35,7 +35,7 @@ fn hesitant_write() -> Reply {
 }
 
 /// Re-scores a log under `cfg` and checks it against what the live judge logged.
-fn assert_reproduced(events: &[Event], cfg: &Config) -> Rescoring {
+pub fn assert_reproduced(events: &[Event], cfg: &Config) -> Rescoring {
     let judge = judge_for(cfg).expect("judge");
     let r = rescore(events, judge, cfg.policy.cooldown_steps);
     let updates = events
