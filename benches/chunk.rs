@@ -6,13 +6,13 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use handoff::agent::watch::Watch;
 use handoff::competence::{Calibration, Threshold};
 use handoff::demo::script::hesitant;
 use handoff::demo::sse;
-use handoff::event::Route;
+use handoff::judge::SessionJudge;
 use handoff::llm::Delta;
 use handoff::llm::decode::StreamDecoder;
+use handoff::protocol::Route;
 use serde_json::Value;
 
 fn one_chunk(c: &mut Criterion) {
@@ -30,7 +30,7 @@ fn one_chunk(c: &mut Criterion) {
         })
     });
     let mut decoder = StreamDecoder::new(true, 5);
-    let mut watch = Watch::new(
+    let mut watch = SessionJudge::new(
         Calibration::prior(),
         Threshold::Constant(0.0),
         "constant",

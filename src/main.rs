@@ -131,7 +131,7 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Watch a logged session again; with --calibration/--policy, judge it again too.
+    /// SessionJudge a logged session again; with --calibration/--policy, judge it again too.
     Replay {
         log: PathBuf,
         /// Playback speed relative to the log's own timing.
@@ -419,7 +419,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             task,
         } => {
             let config = load_config(config.as_deref())?;
-            let args = handoff::exec::ExecArgs {
+            let args = handoff::app::headless::ExecArgs {
                 repo,
                 task,
                 json,
@@ -429,7 +429,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 approve,
             };
             let summary = runtime()?
-                .block_on(handoff::exec::exec(config, args))
+                .block_on(handoff::app::headless::exec(config, args))
                 .context("running the session")?;
             print_summary(&summary, json)?;
             Ok(ExitCode::SUCCESS)
@@ -446,7 +446,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let rt = runtime()?;
             let reason = rt
                 .block_on(async {
-                    let prepared = handoff::exec::prepare(
+                    let prepared = handoff::app::wiring::prepare(
                         config,
                         &repo,
                         &task,
@@ -454,7 +454,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         log,
                     )?;
                     let log = prepared.log_path.clone();
-                    let reason = handoff::interactive::run_tui(prepared, None).await?;
+                    let reason = handoff::app::interactive::run_tui(prepared, None).await?;
                     Ok::<_, anyhow::Error>((reason, log))
                 })
                 .context("running the session")?;
@@ -585,7 +585,7 @@ fn doctor(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn report(logs: &[PathBuf], json: bool, csv: Option<&Path>) -> anyhow::Result<ExitCode> {
-    use handoff::trajectory::report::{Report, load};
+    use handoff::analysis::report::{Report, load};
     let corpus = load(logs);
     if corpus.files == 0 {
         for w in &corpus.warnings {
@@ -606,7 +606,7 @@ fn report(logs: &[PathBuf], json: bool, csv: Option<&Path>) -> anyhow::Result<Ex
         let file =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut out = std::io::BufWriter::new(file);
-        handoff::trajectory::csv::write_csv(&corpus.sessions, &mut out)
+        handoff::analysis::csv::write_csv(&corpus.sessions, &mut out)
             .and_then(|()| std::io::Write::flush(&mut out))
             .with_context(|| format!("writing {}", path.display()))?;
     }
@@ -628,7 +628,7 @@ fn calibrate(
     json: bool,
     config: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load};
+    use handoff::analysis::calibrate::{CalibrateOptions, calibrate, load};
     let config = load_config(config)?;
     let corpus = load(logs, true);
     if corpus.files == 0 {
@@ -654,7 +654,7 @@ fn calibrate(
             .as_ref()
             .map(|h| h.reliability.clone())
             .unwrap_or_default();
-        handoff::trajectory::plot::write_all(dir, &bins, &report.traces)
+        handoff::analysis::plot::write_all(dir, &bins, &report.traces)
             .context("drawing the plots")?;
     }
     if json {
@@ -680,7 +680,7 @@ fn replay(
     policy: Option<&str>,
     config: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    use handoff::trajectory::replay;
+    use handoff::analysis::replay;
     let config = load_config(config)?;
     let (events, warnings) =
         replay::load_events(&log).with_context(|| format!("reading {}", log.display()))?;
@@ -712,14 +712,14 @@ fn replay(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let cf = rescoring.map(|(l, r)| replay::counterfactual(l, &r));
+    let cf = rescoring.map(|(l, r)| handoff::app::replay::counterfactual(l, &r));
     runtime()?
-        .block_on(handoff::trajectory::feed::run_tui(log, events, cf, speed))
+        .block_on(handoff::app::replay::run_tui(log, events, cf, speed))
         .context("running the replay UI")?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(summary: &handoff::exec::Summary, json: bool) -> anyhow::Result<()> {
+fn print_summary(summary: &handoff::app::headless::Summary, json: bool) -> anyhow::Result<()> {
     if json {
         println!(
             "{}",

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 
 use crate::config::RouteMode;
-use crate::event::Route;
+use crate::protocol::Route;
 
 /// What the router decided for one escalation.
 #[derive(Debug, Clone, PartialEq)]

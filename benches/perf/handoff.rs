@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use handoff::agent::emitter::Emitter;
 use handoff::agent::session::{self, Approvals};
+use handoff::app::wiring as exec;
 use handoff::config::{Approval, Config, HandoffMode, RouteMode, ThresholdKind};
 use handoff::demo::script::{confident, hesitant};
 use handoff::demo::server::{Reply, Script, ScriptedServer};
 use handoff::demo::sse::completion;
-use handoff::event::{Command, Event, Stamped};
-use handoff::exec;
+use handoff::protocol::{Command, Event, Stamped};
 use serde_json::json;
 use tokio::sync::mpsc;
 

@@ -3,11 +3,11 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use handoff::agent::watch::Watch;
 use handoff::competence::{Calibration, DpSpec, RouteCost, StopCosts, Threshold, solve};
 use handoff::demo::sse::{self, Tok};
-use handoff::event::{Event, Route};
+use handoff::judge::SessionJudge;
 use handoff::llm::chunk;
+use handoff::protocol::{Event, Route};
 use serde_json::Value;
 
 use crate::Options;
@@ -30,7 +30,7 @@ fn dp_spec() -> DpSpec {
     }
 }
 
-/// The optimal threshold a live session would use (what `Watch::from_config` solves).
+/// The optimal threshold a live session would use (what `SessionJudge::from_config` solves).
 fn optimal_threshold() -> Threshold {
     let law = Calibration::prior().per_tick_law(0.01, 64);
     match solve(&law, &dp_spec()) {
@@ -63,7 +63,7 @@ pub fn run(opts: &Options) -> Vec<Row> {
     let Some(token) = parsed.tokens.as_ref().and_then(|t| t.first()).cloned() else {
         return Vec::new();
     };
-    let mut watch = Watch::new(
+    let mut watch = SessionJudge::new(
         Calibration::prior(),
         optimal_threshold(),
         "optimal",

@@ -5,10 +5,11 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
-use handoff::event::{
+use handoff::analysis::summarize_file;
+use handoff::log::{LogWriter, log_files};
+use handoff::protocol::{
     Actor, Alternative, AskCounts, Event, EvidenceTerm, Outcome, SignalKind, Stamped,
 };
-use handoff::trajectory::{LogWriter, log_files, summarize_file};
 
 use crate::Options;
 use crate::timing::{Row, best_of_interleaved, cpu_of, show};

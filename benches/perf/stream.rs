@@ -8,16 +8,16 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::StreamExt;
-use handoff::agent::watch::Watch;
 use handoff::competence::{Calibration, Threshold};
 use handoff::config::Config;
 use handoff::demo::script::{confident, hesitant};
 use handoff::demo::server::{RawChunk, Reply, Script, ScriptedServer, StreamEnd};
 use handoff::demo::sse::{Tok, completion};
-use handoff::event::{Actor, Alternative, Event, Route};
+use handoff::judge::SessionJudge;
 use handoff::llm::Client;
 use handoff::llm::decode::StreamDecoder;
 use handoff::llm::types::{ChatRequest, Delta, Message};
+use handoff::protocol::{Actor, Alternative, Event, Route};
 use serde_json::Value;
 
 use crate::Options;
@@ -243,8 +243,8 @@ fn judged_in_memory(bytes: &[u8]) -> Option<usize> {
     Some(judged)
 }
 
-fn new_watch() -> Watch {
-    Watch::new(
+fn new_watch() -> SessionJudge {
+    SessionJudge::new(
         Calibration::prior(),
         Threshold::Constant(0.0),
         "constant",
@@ -253,7 +253,7 @@ fn new_watch() -> Watch {
 }
 
 /// What the agent's turn does with a junior token: judge it, build both events.
-fn judge(watch: &mut Watch, text: String, logprob: Option<f64>, top: Vec<Alternative>) {
+fn judge(watch: &mut SessionJudge, text: String, logprob: Option<f64>, top: Vec<Alternative>) {
     let reading = watch.token(&text, logprob, &top);
     black_box(Event::Token {
         actor: Actor::Junior,

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use handoff::event::{Actor, Alternative, Event, EvidenceTerm, SignalKind, Stamped};
+use handoff::protocol::{Actor, Alternative, Event, EvidenceTerm, SignalKind, Stamped};
 use handoff::tui::{AppState, UiOptions, ui};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

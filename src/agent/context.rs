@@ -4,7 +4,7 @@
 //! task, the plan so far, the files touched, the diff, the last tool outputs and why the
 //! judge escalated — the seed paper's "distil the context, not the hidden states".
 
-use crate::event::EvidenceTerm;
+use crate::protocol::EvidenceTerm;
 
 /// The facts a handoff note is built from.
 #[derive(Debug, Clone, Default)]
@@ -150,7 +150,7 @@ pub fn head(s: &str, cap: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::SignalKind;
+    use crate::protocol::SignalKind;
 
     #[test]
     fn the_note_names_task_belief_and_evidence() {

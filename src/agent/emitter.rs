@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 
-use crate::event::{Event, Stamped};
-use crate::trajectory::session::{SessionFold, SessionSummary};
+use crate::metrics::session::{SessionFold, SessionSummary};
+use crate::protocol::{Event, Stamped};
 
 /// Sends every event, stamped with its time, to every sink.
 #[derive(Clone)]

@@ -7,10 +7,10 @@
 use futures::StreamExt;
 
 use crate::config::{Config, HandoffMode};
-use crate::event::{Actor, Event};
 use crate::llm::types::{ChatRequest, Delta, Message};
 use crate::llm::usage::UsageTally;
 use crate::llm::{Client, LlmError};
+use crate::protocol::{Actor, Event};
 use crate::router::Question;
 
 use super::emitter::Emitter;

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::event::{Command, Event};
+use crate::protocol::{Command, Event};
 
 use super::emitter::Emitter;
 

@@ -2,11 +2,9 @@
 
 pub mod confine;
 pub mod context;
-pub mod describe;
 pub mod emitter;
 pub mod handoff;
 pub mod inbox;
-pub mod operator;
 pub mod prompts;
 pub mod retry;
 pub mod sandbox;
@@ -14,4 +12,3 @@ pub mod session;
 pub mod step;
 pub mod tools;
 pub mod turn;
-pub mod watch;

@@ -2,10 +2,10 @@
 //! logged as `Event::Fault` and retried after the client's backoff; the backoff is a wait
 //! of the [`Inbox`], so `Quit` ends it and every other command is handled as anywhere else.
 
-use crate::event::{Actor, Event};
 use crate::llm::types::ChatRequest;
 use crate::llm::usage::UsageTally;
 use crate::llm::{Client, LlmError};
+use crate::protocol::{Actor, Event};
 
 use super::emitter::Emitter;
 use super::inbox::{Inbox, Intent, Waiting};

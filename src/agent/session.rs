@@ -17,9 +17,9 @@ use tokio::sync::mpsc;
 
 use crate::competence::{Gate, StepFacts, Verdict};
 use crate::config::{Config, HandoffMode, RouteMode};
-use crate::event::{Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route};
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message, ToolCall};
+use crate::protocol::{Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route};
 use crate::repo::Repo;
 use crate::router::{self, Question};
 
@@ -31,7 +31,7 @@ use super::prompts::Prompts;
 use super::step::{self, Acted, Proposal, StepEnv};
 use super::tools::{self, Workspace};
 use super::turn::{self, Flow, StreamedToken, TokenObserver, TurnEnd};
-use super::watch::Watch;
+use crate::judge::SessionJudge;
 
 pub use super::step::Approvals;
 
@@ -43,7 +43,7 @@ pub struct SessionSetup {
     pub session_id: String,
     pub approvals: Approvals,
     pub prompts: Prompts,
-    pub watch: Watch,
+    pub watch: SessionJudge,
     pub junior: Client,
     pub senior: Client,
 }
@@ -160,7 +160,7 @@ struct Session<'a> {
     senior: &'a Client,
     emitter: Emitter,
     inbox: Inbox,
-    watch: Watch,
+    watch: SessionJudge,
     gate: Gate,
     step: u32,
     junior_history: Vec<Message>,
@@ -605,7 +605,7 @@ impl Session<'_> {
 
 /// The judge watching the junior's stream: every token is evidence, and the gate may cut.
 struct JuniorJudging<'s> {
-    watch: &'s mut Watch,
+    watch: &'s mut SessionJudge,
     gate: &'s mut Gate,
     emitter: &'s Emitter,
     step: u32,

@@ -7,8 +7,8 @@
 //! result, takes the checkpoint and returns the [`StepReport`] the judge reads.
 
 use crate::config::{Approval, Config};
-use crate::event::{Actor, Event, Outcome};
 use crate::llm::types::{Message, ToolCall};
+use crate::protocol::{Actor, Event, Outcome};
 use crate::repo::Repo;
 
 use super::emitter::Emitter;

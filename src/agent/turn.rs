@@ -12,10 +12,10 @@
 
 use futures::StreamExt;
 
-use crate::event::{Actor, Alternative, EscalationReason, Event};
 use crate::llm::types::{ChatRequest, Delta, ToolCall};
 use crate::llm::usage::UsageTally;
 use crate::llm::{Client, LlmError};
+use crate::protocol::{Actor, Alternative, EscalationReason, Event};
 
 use super::emitter::Emitter;
 use super::inbox::{Control, Inbox, Intent, Waiting};

@@ -5,11 +5,11 @@
 //! can sit on the streaming path.
 
 use super::calibration::Calibration;
-use super::evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
 use super::likelihood::Likelihood;
 use super::signals::TokenSignals;
 use super::threshold::Threshold;
-use crate::event::Alternative;
+use crate::protocol::Alternative;
+use crate::protocol::{EvidenceTerm, Observation, SignalKind, StepFacts};
 
 /// At most three token terms and five step terms can land on one tick.
 pub const MAX_TERMS_PER_TICK: usize = 8;

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::CompetenceError;
 use super::calibrator::{CalibrationMap, logit};
-use super::evidence::SignalKind;
 use super::likelihood::Likelihood;
+use crate::protocol::SignalKind;
 
 /// The calibration format this build reads and writes.
 pub const CALIBRATION_VERSION: u32 = 1;

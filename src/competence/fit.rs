@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use super::CompetenceError;
 use super::calibration::Calibration;
 use super::calibrator::{CalibrationMap, MapKind, ScoreRow, sigmoid};
-use super::evidence::SignalKind;
 use super::likelihood::Likelihood;
 use super::trajectory::Trajectory;
+use crate::protocol::SignalKind;
 
 /// Knobs of [`fit`]; the defaults suit tens to hundreds of sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -231,7 +231,7 @@ pub fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::competence::evidence::{Observation, StepFacts};
+    use crate::protocol::{Observation, StepFacts};
 
     /// Sessions whose entropy is drawn from a label-dependent pattern, deterministic.
     fn sessions(n: usize) -> Vec<Trajectory> {

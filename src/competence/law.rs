@@ -11,11 +11,9 @@
 
 use super::CompetenceError;
 use super::calibration::Calibration;
-use super::dp::{DpSpec, OptimalSchedule, solve};
-use super::evidence::SignalKind;
 use super::likelihood::Likelihood;
-use super::threshold::StopCosts;
 use super::trajectory::Trajectory;
+use crate::protocol::SignalKind;
 
 /// Largest |llr| an atom may carry: beyond it the belief is at 0 or 1 to machine precision.
 pub const MAX_ATOM_LLR: f64 = 50.0;
@@ -200,9 +198,9 @@ impl LlrLaw {
     }
 }
 
-/// Belief grid of [`Calibration::optimal_schedule`]: fine enough that τ moves smoothly.
+/// Belief grid of the optimal schedule (`Calibration::optimal_schedule`): fine enough that τ moves smoothly.
 pub const DEFAULT_GRID_POINTS: usize = 1001;
-/// Atoms kept in the per-tick law of [`Calibration::optimal_schedule`].
+/// Atoms kept in the per-tick law of the optimal schedule.
 pub const DEFAULT_LAW_ATOMS: usize = 64;
 
 impl Calibration {
@@ -260,31 +258,6 @@ impl Calibration {
         token.mix(&with_step, step_probability, max_atoms)
     }
 
-    /// The optimal schedule for one session under this calibration: the per-tick law of its
-    /// own histograms (a step ending on a tick with probability 1/`tokens_per_step`),
-    /// solved on a [`DEFAULT_GRID_POINTS`] grid. What the agent calls before a session.
-    pub fn optimal_schedule(
-        &self,
-        costs: StopCosts,
-        horizon: u64,
-        stride: u64,
-        tokens_per_step: f64,
-    ) -> Result<OptimalSchedule, CompetenceError> {
-        if !(tokens_per_step.is_finite() && tokens_per_step >= 1.0) {
-            return Err(CompetenceError::Invalid(format!(
-                "tokens per step must be at least 1, got {tokens_per_step}"
-            )));
-        }
-        let law = self.per_tick_law(1.0 / tokens_per_step, DEFAULT_LAW_ATOMS);
-        let spec = DpSpec {
-            costs,
-            horizon,
-            grid_points: DEFAULT_GRID_POINTS,
-            stride,
-        };
-        solve(&law, &spec)
-    }
-
     /// The empirical law of a tick's increment over labelled trajectories scored under this
     /// calibration (tick 0 included); every tick counts once.
     pub fn empirical_tick_law(
@@ -334,7 +307,8 @@ impl Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::competence::evidence::{Observation, StepFacts};
+    use crate::competence::threshold::StopCosts;
+    use crate::protocol::{Observation, StepFacts};
 
     fn mean(law: &LlrLaw, one: bool) -> f64 {
         law.atoms()

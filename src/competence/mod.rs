@@ -1,7 +1,8 @@
 //! The judge: signals → belief B_t → threshold τ_t. Pure: no I/O, no async, no clocks.
 //!
 //! - [`signals`]: entropy, margin and surprise of one token from its top-k logprobs;
-//! - [`evidence`]: the names of all evidence, step facts, raw observations;
+//! - the names of all evidence, step facts and raw observations live in
+//!   [`crate::protocol::evidence`], so logs carry them without this module;
 //! - [`likelihood`]: per-signal smoothed histograms f₁, f₀;
 //! - [`calibrator`]: Platt, isotonic and equal-mass maps from log-odds to probability;
 //! - [`calibration`]: all of the above in one versioned JSON value, and the built-in prior;
@@ -15,12 +16,12 @@ pub mod belief;
 pub mod calibration;
 pub mod calibrator;
 pub mod dp;
-pub mod evidence;
 pub mod fit;
 pub mod gate;
 pub mod law;
 pub mod likelihood;
 mod prior;
+pub mod schedule;
 pub mod signals;
 pub mod threshold;
 pub mod trajectory;
@@ -30,11 +31,11 @@ mod properties;
 #[cfg(test)]
 mod synthetic_check;
 
+pub use crate::protocol::{EvidenceTerm, Observation, SignalKind, StepFacts};
 pub use belief::{Belief, Judge, Reading};
 pub use calibration::{CALIBRATION_VERSION, Calibration};
 pub use calibrator::{CalibrationMap, EqualMassBins, Isotonic, MapKind, Platt, ScoreRow};
 pub use dp::{DpSpec, OptimalSchedule, solve, solve_visiting};
-pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
 pub use fit::{FitOptions, FitReport, fit};
 pub use gate::{Gate, Verdict};
 pub use law::{LlrAtom, LlrLaw};

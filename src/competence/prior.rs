@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use super::calibration::Calibration;
 use super::calibrator::CalibrationMap;
-use super::evidence::SignalKind;
 use super::likelihood::Likelihood;
+use crate::protocol::SignalKind;
 
 /// π₀ of the prior: a small junior on routine repository tasks succeeds more often than not.
 pub const PRIOR_SUCCESS_RATE: f64 = 0.7;

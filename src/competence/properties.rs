@@ -7,12 +7,12 @@ use proptest::prelude::*;
 
 use super::calibrator::{CalibrationMap, Isotonic, Platt, ScoreRow};
 use super::dp::{DpSpec, solve, solve_visiting};
-use super::evidence::SignalKind;
 use super::law::LlrLaw;
 use super::likelihood::Likelihood;
 use super::signals::{MAX_SURPRISE, token_signals};
 use super::threshold::{RouteCost, StopCosts, myopic};
 use super::{Calibration, Judge, Threshold};
+use crate::protocol::SignalKind;
 
 fn config(cases: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")

@@ -16,9 +16,9 @@
 //! than 1 (inconsistent data, e.g. duplicated entries) they are rescaled to sum to 1 and the
 //! tail is empty; otherwise the unlisted tail mass `1 − Σp` is one extra bucket.
 
-use super::evidence::Observation;
-use super::evidence::SignalKind;
-use crate::event::Alternative;
+use crate::protocol::Alternative;
+use crate::protocol::Observation;
+use crate::protocol::SignalKind;
 
 /// Logprobs at or below this are a server's way of saying "negligible" (OpenAI uses −9999).
 pub const LOGPROB_FLOOR: f64 = -9999.0;

@@ -8,9 +8,9 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Beta, Distribution};
 
 use super::calibrator::MapKind;
-use super::evidence::{Observation, SignalKind};
 use super::fit::{FitOptions, fit};
 use super::trajectory::Trajectory;
+use crate::protocol::{Observation, SignalKind};
 
 /// Sessions of `ticks` ticks; each tick's entropy is 3·Beta(2,5) for successes and
 /// 3·Beta(3,4) for failures, each drawn value repeated `repeat` times (dependent tokens).

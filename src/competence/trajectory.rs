@@ -5,8 +5,8 @@
 
 use super::belief::Belief;
 use super::calibration::Calibration;
-use super::evidence::{Observation, StepFacts};
 use super::signals::TokenSignals;
+use crate::protocol::{Observation, StepFacts};
 
 /// One session's evidence. Tick 0 is before the first junior token (step facts can land
 /// there); each junior token opens the next tick; step facts land on the current tick.
@@ -110,8 +110,8 @@ impl Calibration {
 mod tests {
     use super::*;
     use crate::competence::Judge;
-    use crate::competence::evidence::SignalKind;
     use crate::competence::threshold::Threshold;
+    use crate::protocol::SignalKind;
 
     fn tokens() -> Vec<TokenSignals> {
         (0..50)

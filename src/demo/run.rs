@@ -133,12 +133,16 @@ const HEADLESS_ANSWER: &str = "stay an error";
 pub async fn demo(
     headless: bool,
     log: Option<PathBuf>,
-) -> Result<Option<crate::exec::Summary>, DemoRunError> {
+) -> Result<Option<crate::app::headless::Summary>, DemoRunError> {
     let demo = prepare().await?;
     let log = log
         .or_else(|| {
-            crate::config::sessions_dir()
-                .map(|d| d.join(format!("demo-{}.jsonl", crate::exec::new_session_id())))
+            crate::config::sessions_dir().map(|d| {
+                d.join(format!(
+                    "demo-{}.jsonl",
+                    crate::app::wiring::new_session_id()
+                ))
+            })
         })
         .unwrap_or_else(|| demo.dir.path().join("demo.jsonl"));
     let approvals = if headless {
@@ -147,21 +151,21 @@ pub async fn demo(
         crate::agent::session::Approvals::Interactive
     };
     let prepared =
-        crate::exec::prepare(demo.config.clone(), &demo.repo, TASK, approvals, Some(log))?;
+        crate::app::wiring::prepare(demo.config.clone(), &demo.repo, TASK, approvals, Some(log))?;
     if headless {
-        let answers = std::collections::VecDeque::from([crate::agent::operator::PreparedAnswer {
+        let answers = std::collections::VecDeque::from([crate::app::operator::PreparedAnswer {
             answer: HEADLESS_ANSWER.into(),
             needed: Some(true),
         }]);
-        let summary = crate::exec::run_headless(
+        let summary = crate::app::headless::run_headless(
             prepared,
-            crate::agent::operator::Answerer::Prepared(answers),
+            crate::app::operator::Answerer::Prepared(answers),
             false,
         )
         .await?;
         return Ok(Some(summary));
     }
-    crate::interactive::run_tui(prepared, Some(BANNER.to_string())).await?;
+    crate::app::interactive::run_tui(prepared, Some(BANNER.to_string())).await?;
     Ok(None)
 }
 
@@ -171,7 +175,7 @@ pub enum DemoRunError {
     #[error(transparent)]
     Setup(#[from] DemoError),
     #[error(transparent)]
-    Session(#[from] crate::exec::ExecError),
+    Session(#[from] crate::app::wiring::ExecError),
     #[error(transparent)]
-    Ui(#[from] crate::interactive::InteractiveError),
+    Ui(#[from] crate::app::interactive::InteractiveError),
 }

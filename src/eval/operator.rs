@@ -11,9 +11,9 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use super::suite::Blocker;
-use crate::event::{Command, Event, Stamped};
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Delta, Message};
+use crate::protocol::{Command, Event, Stamped};
 
 /// What the operator says to a question that targets no blocker.
 pub const NO_INFORMATION: &str = "I have no further information on that; decide as you think best.";

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::ask::{BlockerAsk, TaskQuestions, pool};
 use super::run::TaskRun;
-use crate::event::Route;
 use crate::metrics::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
+use crate::protocol::Route;
 
 /// How often one route was taken.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -267,7 +267,7 @@ impl EvalReport {
 mod tests {
     use super::*;
     use crate::eval::run::RunEscalation;
-    use crate::event::EscalationReason;
+    use crate::protocol::EscalationReason;
 
     fn run(policy: &str, task: &str, passed: bool, usd: f64, routes: &[Route]) -> TaskRun {
         TaskRun {

@@ -14,10 +14,10 @@ use super::suite::Task;
 use crate::agent::emitter::Emitter;
 use crate::agent::session::{self, Approvals};
 use crate::agent::tools::run::{ShellCommand, run_shell};
+use crate::analysis::summarize_file;
+use crate::app::wiring as exec;
 use crate::config::Config;
-use crate::event::{Command, EscalationReason, Outcome, Route};
-use crate::exec;
-use crate::trajectory::summarize_file;
+use crate::protocol::{Command, EscalationReason, Outcome, Route};
 
 /// What one task under one policy did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

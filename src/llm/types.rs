@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::event::Alternative;
+pub use crate::protocol::Alternative;
 
 /// One chat message in OpenAI's shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::Route;
+use crate::protocol::Route;
 
 /// One escalation and whether it was needed.
 ///

@@ -11,6 +11,7 @@ pub mod ask;
 pub mod calibration;
 pub mod ranking;
 pub mod routing;
+pub mod session;
 
 #[cfg(test)]
 mod properties;

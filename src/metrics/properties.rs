@@ -84,7 +84,7 @@ proptest! {
                 escalations: escalations
                     .into_iter()
                     .map(|(senior, needed)| EscalationMark {
-                        route: if senior { crate::event::Route::Senior } else { crate::event::Route::Operator },
+                        route: if senior { crate::protocol::Route::Senior } else { crate::protocol::Route::Operator },
                         needed,
                     })
                     .collect(),

@@ -23,10 +23,10 @@ use super::world::World;
 use crate::competence::calibrator::sigmoid;
 use crate::competence::law::DEFAULT_LAW_ATOMS;
 use crate::competence::{DpSpec, LlrLaw, SignalKind, solve};
-use crate::event::{
+use crate::log::LogWriter;
+use crate::protocol::{
     Actor, AskCounts, EscalationReason, Event, EvidenceTerm, Outcome, Route, Stamped,
 };
-use crate::trajectory::LogWriter;
 
 /// Random stream of the logged sessions (distinct from the study's streams).
 const LOG_STREAM: u64 = 7;

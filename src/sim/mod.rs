@@ -31,7 +31,7 @@ pub enum SimError {
     #[error("invalid simulation: {0}")]
     Invalid(String),
     #[error(transparent)]
-    Log(#[from] crate::trajectory::LogError),
+    Log(#[from] crate::log::LogError),
     #[error("{path}: {source}")]
     Io {
         path: std::path::PathBuf,

@@ -10,7 +10,7 @@ use super::intent::Action;
 use super::keys::{KeyHint, KeyOutcome, hint, is_char};
 use super::question::hint_line;
 use super::text::{Tone, ellipsize, style_of};
-use crate::event::Command;
+use crate::protocol::Command;
 
 /// A tool call waiting for approval.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::text::{Tone, style_of};
-use crate::event::{EvidenceTerm, Route, SignalKind};
+use crate::protocol::{EvidenceTerm, Route, SignalKind};
 
 /// How many signals the "why" line names.
 const WHY_TERMS: usize = 3;

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::event::{
+use crate::protocol::{
     Actor, AskCounts, EscalationReason, Event, EvidenceTerm, Outcome, Route, SignalKind, Stamped,
 };
 

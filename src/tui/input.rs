@@ -11,7 +11,7 @@ use super::intent::{Action, ExitReason, ReplayControl};
 use super::keys::{KeyHint, KeyOutcome, hint, is_char, is_ctrl, is_press};
 use super::question::QuestionModal;
 use super::state::AppState;
-use crate::event::Command;
+use crate::protocol::Command;
 
 impl AppState {
     /// Handles one key: the only place keys change the state.

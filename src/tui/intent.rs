@@ -7,7 +7,7 @@
 use tokio::sync::mpsc::Sender;
 
 use super::competence::Counterfactual;
-use crate::event::{Command, Outcome};
+use crate::protocol::{Command, Outcome};
 
 /// How the UI is started.
 #[derive(Debug, Clone, Default)]

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use super::fixture;
 use super::intent::{Action, ExitReason, ReplayControl, UiOptions};
 use super::state::AppState;
-use crate::event::{Actor, Command, Event, Outcome, Stamped};
+use crate::protocol::{Actor, Command, Event, Outcome, Stamped};
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)

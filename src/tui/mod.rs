@@ -1,6 +1,6 @@
 //! The terminal UI of `handoff run`, `handoff demo` and `handoff replay`.
 //!
-//! A pure consumer of [`crate::event::Stamped`] events that emits [`crate::event::Command`]
+//! A pure consumer of [`crate::protocol::Stamped`] events that emits [`crate::protocol::Command`]
 //! intents (and, in replay, [`ReplayControl`] intents for the log feeder). It knows nothing
 //! of HTTP, git or the judge's maths: everything it shows comes out of the event stream, so
 //! a live session and a replayed log look the same.

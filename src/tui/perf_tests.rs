@@ -12,7 +12,7 @@ use super::fixture::Script;
 use super::intent::UiOptions;
 use super::state::AppState;
 use super::ui;
-use crate::event::Actor;
+use crate::protocol::Actor;
 
 /// 100k junior tokens with a belief update each, a newline every 12 tokens and a tool
 /// step every 2,000 tokens.

@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use super::intent::Action;
 use super::keys::{KeyHint, KeyOutcome, hint, is_ctrl};
 use super::text::{Tone, style_of};
-use crate::event::Command;
+use crate::protocol::Command;
 
 /// A pending question and the operator's answer in progress.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,7 +23,7 @@ use super::intent::{Action, ExitReason, UiOptions};
 use super::state::AppState;
 use super::terminal::{TerminalGuard, shutdown_signal};
 use super::ui;
-use crate::event::{Command, Stamped};
+use crate::protocol::{Command, Stamped};
 
 /// Shortest time between two frames (about 60 per second).
 pub const FRAME: Duration = Duration::from_millis(16);
@@ -114,7 +114,7 @@ where
             received = events.recv(), if feed_open => {
                 match received {
                     Some(ev) => {
-                        if matches!(ev.event, crate::event::Event::SessionStarted { .. }) {
+                        if matches!(ev.event, crate::protocol::Event::SessionStarted { .. }) {
                             clock_base = Some((Instant::now(), ev.t_ms));
                         }
                         state.apply(&ev);

@@ -26,7 +26,7 @@ use super::fixture;
 use super::intent::{ExitReason, ReplayControl, UiOptions};
 use super::run::drive;
 use super::state::AppState;
-use crate::event::{Command, Outcome, Stamped};
+use crate::protocol::{Command, Outcome, Stamped};
 
 type Keys = UnboundedSender<io::Result<TermEvent>>;
 
@@ -244,7 +244,7 @@ async fn a_flood_of_events_is_drawn_in_few_frames() {
     let h = start(UiOptions::default());
     let mut s = fixture::Script::new();
     s.start();
-    s.step_start(1, crate::event::Actor::Junior);
+    s.step_start(1, crate::protocol::Actor::Junior);
     for _ in 0..1000 {
         s.junior_says(&[("tok ", -0.3); 10]);
     }

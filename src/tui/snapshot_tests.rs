@@ -14,7 +14,7 @@ use super::intent::UiOptions;
 use super::state::AppState;
 use super::status::render_hints;
 use super::ui;
-use crate::event::Event;
+use crate::protocol::Event;
 
 fn opts() -> UiOptions {
     UiOptions {
@@ -25,7 +25,7 @@ fn opts() -> UiOptions {
     }
 }
 
-fn state_with(events: &[crate::event::Stamped], opts: &UiOptions) -> AppState {
+fn state_with(events: &[crate::protocol::Stamped], opts: &UiOptions) -> AppState {
     let mut s = AppState::new(opts);
     for e in events {
         s.apply(e);
@@ -267,7 +267,7 @@ fn resizing_never_panics_and_keeps_the_numbers() {
 }
 
 /// The recorded demo session (`tests/golden/demo_v1.jsonl`): what the agent really emits.
-fn golden() -> Vec<crate::event::Stamped> {
+fn golden() -> Vec<crate::protocol::Stamped> {
     include_str!("../../tests/golden/demo_v1.jsonl")
         .lines()
         .skip(1)

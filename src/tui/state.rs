@@ -9,7 +9,7 @@ use super::status::Ledger;
 use super::steps::Steps;
 use super::text::{TLine, Tone};
 use super::transcript::{ToolEntry, Transcript};
-use crate::event::{Actor, EscalationReason, Event, Outcome, Route, Stamped};
+use crate::protocol::{Actor, EscalationReason, Event, Outcome, Route, Stamped};
 
 /// What `SessionStarted` said about the session.
 #[derive(Debug, Clone, Default, PartialEq)]

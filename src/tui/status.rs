@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::keys::KeyHint;
 use super::text::{Tone, style_of};
-use crate::event::{Actor, Route};
+use crate::protocol::{Actor, Route};
 
 /// Tokens and money of one model.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -6,7 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
 use super::text::{Tone, ellipsize, style_of};
-use crate::event::Actor;
+use crate::protocol::Actor;
 
 /// One step as far as it is known.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::event::Actor;
+use crate::protocol::Actor;
 
 /// Longest line kept before a hard break, so a stream without newlines cannot make one
 /// line (and the cost of wrapping it) grow without bound.

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use super::keys::{KeyHint, KeyOutcome, hint, is_char};
 use super::text::{MAX_LINE_WIDTH, TLine, Tone, display_width, ellipsize, surprise_bucket};
-use crate::event::Actor;
+use crate::protocol::Actor;
 
 /// Lines of tool output shown when tool calls are expanded.
 const TOOL_OUTPUT_LINES: usize = 12;

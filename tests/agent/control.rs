@@ -5,16 +5,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use handoff::agent::operator::PreparedAnswer;
 use handoff::agent::session::Approvals;
-use handoff::agent::watch::Watch;
+use handoff::analysis::replay::rescore;
+use handoff::app::operator::PreparedAnswer;
 use handoff::config::{Approval, NoOperator, RouteMode};
 use handoff::demo::script::{confident, hesitant, join, reply};
 use handoff::demo::server::{Reply, Script};
-use handoff::event::{AskCounts, Command, EscalationReason, Event};
+use handoff::judge::SessionJudge;
 use handoff::metrics::ask_table;
-use handoff::trajectory::replay::rescore;
-use handoff::trajectory::session::summarize;
+use handoff::metrics::session::summarize;
+use handoff::protocol::{AskCounts, Command, EscalationReason, Event};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -178,7 +178,10 @@ async fn a_shadow_toggle_is_logged_and_replay_reproduces_its_decisions() {
     let (j, s) = servers(junior, Script::new(vec![])).await;
     let dir = repo(&FILES);
     let cfg = config(&j, &s);
-    let judge = Watch::from_config(&cfg).expect("judge").judge().clone();
+    let judge = SessionJudge::from_config(&cfg)
+        .expect("judge")
+        .judge()
+        .clone();
     let cooldown = cfg.policy.cooldown_steps;
     let driven = drive(
         cfg,

@@ -1,10 +1,10 @@
-use handoff::agent::operator::PreparedAnswer;
 use handoff::agent::session::Approvals;
+use handoff::app::operator::PreparedAnswer;
 use handoff::config::{Approval, RouteMode};
 use handoff::demo::script::{confident, hesitant, join, reply};
 use handoff::demo::server::{Reply, Script};
 use handoff::demo::sse::{Tok, completion};
-use handoff::event::{EscalationReason, Event, Outcome, Route};
+use handoff::protocol::{EscalationReason, Event, Outcome, Route};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -160,7 +160,7 @@ async fn triage_sends_one_question_to_the_operator_and_the_answer_reaches_the_ju
     assert_eq!(ran.summary.escalations[0].route, Route::Operator);
     assert_eq!(
         ran.summary.ask,
-        handoff::event::AskCounts {
+        handoff::protocol::AskCounts {
             tp: 1,
             fp: 0,
             fn_: 0
@@ -322,7 +322,7 @@ async fn shadow_mode_logs_the_decision_but_never_hands_off() {
     // uncensored (usable for calibration).
     assert_eq!(
         ran.summary.ask,
-        handoff::event::AskCounts {
+        handoff::protocol::AskCounts {
             tp: 1,
             fp: 0,
             fn_: 0
@@ -358,7 +358,7 @@ async fn replies_that_are_only_tool_calls_still_log_every_step_fact() {
         Approvals::Refused,
     )
     .await;
-    let steps: Vec<(u64, Vec<handoff::event::SignalKind>)> = ran
+    let steps: Vec<(u64, Vec<handoff::protocol::SignalKind>)> = ran
         .events
         .iter()
         .filter_map(|e| match e {

@@ -4,12 +4,13 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use handoff::agent::operator::{Answerer, PreparedAnswer};
 use handoff::agent::session::Approvals;
+use handoff::app::headless::{self, Summary};
+use handoff::app::operator::{Answerer, PreparedAnswer};
+use handoff::app::wiring;
 use handoff::config::{Approval, Config, RouteMode, ThresholdKind};
 use handoff::demo::server::{Script, ScriptedServer};
-use handoff::event::{Event, Stamped};
-use handoff::exec::{self, Summary};
+use handoff::protocol::{Event, Stamped};
 
 /// A committed git repository with these files.
 pub fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -87,10 +88,11 @@ pub async fn run(
     let logs = tempfile::tempdir().expect("tempdir").keep();
     let log = logs.join("session.jsonl");
     let prepared =
-        exec::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
-    let summary = exec::run_headless(prepared, Answerer::Prepared(VecDeque::from(answers)), false)
-        .await
-        .expect("session runs");
+        wiring::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
+    let summary =
+        headless::run_headless(prepared, Answerer::Prepared(VecDeque::from(answers)), false)
+            .await
+            .expect("session runs");
     let events = read_log(&log);
     Ran {
         summary,
@@ -152,7 +154,7 @@ pub fn finish() -> handoff::demo::server::Reply {
 /// What the test does when it sees an event: send a command, or wait before the next.
 #[allow(dead_code)]
 pub enum React {
-    Send(handoff::event::Command),
+    Send(handoff::protocol::Command),
     Wait(std::time::Duration),
 }
 
@@ -187,8 +189,8 @@ pub async fn drive(
     let logs = tempfile::tempdir().expect("tempdir").keep();
     let log = logs.join("session.jsonl");
     let prepared =
-        exec::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
-    let (log_tx, log_task) = exec::spawn_log(&log, &prepared.setup.config.digest());
+        wiring::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
+    let (log_tx, log_task) = wiring::spawn_log(&log, &prepared.setup.config.digest());
     let (op_tx, mut op_rx) = mpsc::channel::<Stamped>(4096);
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
     let operator = tokio::spawn(async move {

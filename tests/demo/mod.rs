@@ -1,6 +1,6 @@
 //! The zero-setup demo, headless: a real session between scripted models on loopback.
 
-use handoff::event::{Event, Outcome, Route};
+use handoff::protocol::{Event, Outcome, Route};
 
 #[tokio::test]
 async fn the_headless_demo_passes_its_check_after_asking_the_operator_and_the_senior() {

@@ -8,8 +8,8 @@ use handoff::demo::server::{Reply, Script, ScriptedServer};
 use handoff::demo::sse::{Tok, completion};
 use handoff::eval::operator::{Judge, serve};
 use handoff::eval::suite::Blocker;
-use handoff::event::{Command, Event, Stamped};
 use handoff::llm::Client;
+use handoff::protocol::{Command, Event, Stamped};
 use tokio::sync::mpsc;
 
 fn blockers() -> Vec<Blocker> {

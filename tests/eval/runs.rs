@@ -70,7 +70,7 @@ async fn the_bundled_suite_passes_when_the_junior_asks_about_every_blocker() {
     assert_eq!(p.ask.questions, p.ask.registered);
     assert_eq!(p.ask.f1, Some(1.0));
     // Every session is logged where `handoff report` finds it.
-    let corpus = handoff::trajectory::report::load(&[out.path().join("logs")]);
+    let corpus = handoff::analysis::report::load(&[out.path().join("logs")]);
     assert_eq!(
         corpus.sessions.len(),
         suite.tasks.len(),
@@ -105,7 +105,7 @@ async fn ask_f1_pools_distinct_blockers_over_questions_and_registrations() {
         .find(|r| r.task == "py-fizzbuzz")
         .expect("run");
     assert_eq!(fizz.questions, vec![None]);
-    let (summaries, _) = handoff::trajectory::summarize_file(&fizz.log).expect("log");
+    let (summaries, _) = handoff::analysis::summarize_file(&fizz.log).expect("log");
     let q = &summaries[0].questions[0];
     assert_eq!(q.answer.as_deref(), Some(NO_INFORMATION));
     assert_eq!(q.needed, Some(false));
@@ -174,7 +174,7 @@ async fn a_sweep_runs_both_baselines_and_reports_the_frontier_and_apgr() {
         assert!(svg.contains("<svg"), "{plot}");
     }
     // Every session of every policy is logged, one directory per policy.
-    let corpus = handoff::trajectory::report::load(&[out.path().join("logs")]);
+    let corpus = handoff::analysis::report::load(&[out.path().join("logs")]);
     assert_eq!(corpus.sessions.len(), 15);
     assert!(
         report.runs.iter().all(|r| r.error.is_none()),

@@ -4,8 +4,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
-use handoff::event::{Actor, Event, Outcome};
-use handoff::trajectory::{LogReader, summarize_file};
+use handoff::analysis::summarize_file;
+use handoff::log::LogReader;
+use handoff::protocol::{Actor, Event, Outcome};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

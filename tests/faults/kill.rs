@@ -13,15 +13,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use handoff::analysis::report::{Report, load};
 use handoff::competence::{Calibration, FitOptions, Observation, Trajectory, fit};
 use handoff::config::{Config, HandoffMode};
 use handoff::demo::script::{confident, hesitant, join};
 use handoff::demo::server::{Reply, Script, ScriptedServer};
 use handoff::demo::sse::{Tok, completion};
-use handoff::event::{Actor, Event, Outcome, Stamped};
-use handoff::trajectory::LogReader;
-use handoff::trajectory::reader::Damage;
-use handoff::trajectory::report::{Report, load};
+use handoff::log::LogReader;
+use handoff::log::reader::Damage;
+use handoff::protocol::{Actor, Event, Outcome, Stamped};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -284,10 +284,10 @@ fn trajectory(events: &[Stamped]) -> Trajectory {
         } => Some(false),
         _ => None,
     });
-    let obs = |terms: &[handoff::event::EvidenceTerm]| -> Vec<Observation> {
+    let obs = |terms: &[handoff::protocol::EvidenceTerm]| -> Vec<Observation> {
         terms
             .iter()
-            .map(handoff::event::EvidenceTerm::observation)
+            .map(handoff::protocol::EvidenceTerm::observation)
             .collect()
     };
     let mut tr = Trajectory::new(label);
@@ -402,7 +402,7 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
     let json = serde_json::to_value(&report).expect("report encodes");
     assert!(json.is_object());
     let mut trajectories = Vec::new();
-    for file in handoff::trajectory::log_files(std::slice::from_ref(&logs)).0 {
+    for file in handoff::log::log_files(std::slice::from_ref(&logs)).0 {
         let Ok(reader) = LogReader::open(&file) else {
             continue;
         };

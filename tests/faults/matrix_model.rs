@@ -10,7 +10,7 @@ use handoff::agent::session::Approvals;
 use handoff::demo::script::confident;
 use handoff::demo::server::{RawChunk, Reply, Script, StreamEnd};
 use handoff::demo::sse::{self, completion};
-use handoff::event::{Actor, Event, Outcome};
+use handoff::protocol::{Actor, Event, Outcome};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

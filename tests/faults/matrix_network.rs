@@ -9,8 +9,8 @@ use handoff::agent::session::Approvals;
 use handoff::demo::script::confident;
 use handoff::demo::server::{RawChunk, Reply, Script, StreamEnd};
 use handoff::demo::sse::completion;
-use handoff::event::{Actor, EscalationReason, Event, Outcome, Route};
-use handoff::trajectory::LogReader;
+use handoff::log::LogReader;
+use handoff::protocol::{Actor, EscalationReason, Event, Outcome, Route};
 use pretty_assertions::assert_eq;
 
 use super::common::{

@@ -5,7 +5,7 @@ use handoff::agent::session::Approvals;
 use handoff::config::{HandoffMode, RouteMode};
 use handoff::demo::script::{confident, hesitant, join, reply};
 use handoff::demo::server::Script;
-use handoff::event::{Actor, EscalationReason, Event, Outcome, Route};
+use handoff::protocol::{Actor, EscalationReason, Event, Outcome, Route};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -5,10 +5,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use handoff::config::ModelConfig;
 use handoff::demo::server::{Reply, Script, ScriptedServer};
-use handoff::event::Alternative;
 use handoff::llm::{
     ChatRequest, Client, Delta, FunctionCall, LlmError, Message, ToolCall, ToolSpec, Usage,
 };
+use handoff::protocol::Alternative;
 
 /// A junior-like endpoint on the fake server: logprobs on, k = `top`.
 pub fn config(server: &ScriptedServer, top: u8) -> ModelConfig {

@@ -122,7 +122,7 @@ async fn vllm_floor_on_the_chosen_token_is_no_measurement() {
             Delta::Token {
                 text: "x".into(),
                 logprob: None,
-                top: vec![handoff::event::Alternative {
+                top: vec![handoff::protocol::Alternative {
                     token: "y".into(),
                     logprob: -0.1
                 }],
@@ -384,7 +384,7 @@ async fn unknown_enum_values_and_null_logprob() {
             Delta::Token {
                 text: "x".into(),
                 logprob: None,
-                top: vec![handoff::event::Alternative {
+                top: vec![handoff::protocol::Alternative {
                     token: "y".into(),
                     logprob: -1.0
                 }],

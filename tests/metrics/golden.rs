@@ -1,12 +1,12 @@
 //! The metrics against values computed independently by `tools/golden_metrics.py`
 //! (scikit-learn where it has the function, numpy from the definition where it has not).
 
-use handoff::event::Route;
 use handoff::metrics::{
     AskSession, AskTally, Binning, CostAccuracyPoint, EscalationMark, Forecast, PgrCurve,
     ask_table, aurc, auroc, brier, cost_accuracy_curve, e_aurc, ece, mce, oracle_aurc,
     reliability_bins,
 };
+use handoff::protocol::Route;
 use serde_json::Value;
 
 const TOLERANCE: f64 = 1e-9;

@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use handoff::event::Event;
 use handoff::llm::Delta;
 use handoff::llm::chunk::LOGPROB_FLOOR;
 use handoff::llm::decode::StreamDecoder;
-use handoff::trajectory::LogReader;
-use handoff::trajectory::reader::Damage;
+use handoff::log::LogReader;
+use handoff::log::reader::Damage;
+use handoff::protocol::Event;
 
 /// What a stream of bytes decoded to, for callers that want to look further.
 #[derive(Debug, Default)]

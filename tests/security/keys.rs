@@ -9,7 +9,7 @@ use std::process::Stdio;
 use handoff::demo::script::{confident, hesitant, join, reply};
 use handoff::demo::server::{Reply, Script, ScriptedServer};
 use handoff::demo::sse;
-use handoff::trajectory::LogReader;
+use handoff::log::LogReader;
 use handoff::tui::{AppState, UiOptions, ui};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

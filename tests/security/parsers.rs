@@ -2,8 +2,8 @@
 //! chunk-shaped JSON and on noise, the log reader on damaged logs. Fast enough for every
 //! test run; cargo-fuzz explores further.
 
-use handoff::event::{Event, Stamped};
-use handoff::trajectory::Header;
+use handoff::log::Header;
+use handoff::protocol::{Event, Stamped};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use handoff::competence::calibrator::{MapKind, sigmoid};
 use handoff::competence::{FitOptions, Observation, Trajectory, fit};
-use handoff::event::{Event, Outcome};
+use handoff::log::{LogReader, log_files};
 use handoff::metrics::{Binning, Forecast, ece};
+use handoff::protocol::{Event, Outcome};
 use handoff::sim::{LogOptions, SessionPlan, World, write_logs};
-use handoff::trajectory::{LogReader, log_files};
 
 fn write(dir: &Path, sessions: usize, seed: u64) -> Vec<PathBuf> {
     let options = LogOptions {
@@ -65,7 +65,7 @@ fn read_back(events: impl Iterator<Item = Event>) -> ReadBack {
             } => {
                 let obs: Vec<Observation> = terms
                     .iter()
-                    .map(handoff::event::EvidenceTerm::observation)
+                    .map(handoff::protocol::EvidenceTerm::observation)
                     .collect();
                 let llr: f64 = terms.iter().map(|t| t.llr).sum();
                 for t in &terms {

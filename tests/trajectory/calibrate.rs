@@ -2,10 +2,10 @@
 
 use std::process::Command;
 
+use handoff::analysis::calibrate::{CalibrateOptions, calibrate, load, read_sessions};
 use handoff::competence::Calibration;
 use handoff::config::Config;
 use handoff::sim::{LogOptions, World, write_logs};
-use handoff::trajectory::calibrate::{CalibrateOptions, calibrate, load, read_sessions};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -112,19 +112,19 @@ fn trajectories_hold_exactly_the_logged_evidence() {
     let ticks = events
         .iter()
         .filter_map(|e| match e {
-            handoff::event::Event::SessionEnded { ticks, .. } => Some(*ticks),
+            handoff::protocol::Event::SessionEnded { ticks, .. } => Some(*ticks),
             _ => None,
         })
         .next()
         .expect("end");
     let steps = events
         .iter()
-        .filter(|e| matches!(e, handoff::event::Event::StepEnded { .. }))
+        .filter(|e| matches!(e, handoff::protocol::Event::StepEnded { .. }))
         .count();
     let path = dir.path().join("one.jsonl");
-    let mut w = handoff::trajectory::LogWriter::new(&path, "d");
+    let mut w = handoff::log::LogWriter::new(&path, "d");
     for (i, event) in events.into_iter().enumerate() {
-        w.append(&handoff::event::Stamped {
+        w.append(&handoff::protocol::Stamped {
             t_ms: i as u64,
             event,
         })

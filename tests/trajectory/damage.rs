@@ -3,10 +3,10 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 
-use handoff::event::Stamped;
-use handoff::trajectory::reader::Damage;
-use handoff::trajectory::report::load;
-use handoff::trajectory::{LogError, LogReader, log_files};
+use handoff::analysis::report::load;
+use handoff::log::reader::Damage;
+use handoff::log::{LogError, LogReader, log_files};
+use handoff::protocol::Stamped;
 
 use super::fixtures::{every_variant, write_log};
 

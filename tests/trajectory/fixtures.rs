@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use handoff::event::{
+use handoff::log::LogWriter;
+use handoff::protocol::{
     Actor, AskCounts, EscalationReason, Event, EvidenceTerm, Outcome, Route, SignalKind, Stamped,
 };
-use handoff::trajectory::LogWriter;
 
 pub fn term() -> EvidenceTerm {
     EvidenceTerm {

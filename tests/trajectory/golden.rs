@@ -9,9 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use handoff::event::{Event, Outcome, Route, Stamped};
-use handoff::trajectory::LogReader;
-use handoff::trajectory::report::{Report, load};
+use handoff::analysis::report::{Report, load};
+use handoff::log::LogReader;
+use handoff::protocol::{Event, Outcome, Route, Stamped};
 use pretty_assertions::assert_eq;
 
 use super::replay::assert_reproduced;
@@ -74,7 +74,7 @@ fn the_golden_session_reports_what_the_demo_did() {
         ended,
         Some((p.tp as u32, p.fp as u32, p.fn_ as u32, Outcome::Success))
     );
-    let routes: Vec<Route> = handoff::trajectory::session::summarize(&golden(), golden_events())[0]
+    let routes: Vec<Route> = handoff::metrics::session::summarize(&golden(), golden_events())[0]
         .escalations
         .iter()
         .map(|e| e.route)

@@ -3,14 +3,14 @@
 //! must say where the decisions part.
 
 use handoff::agent::session::Approvals;
+use handoff::analysis::replay::{
+    Rescoring, counterfactual_config, headless_text, judge_for, load_events, rescore,
+};
 use handoff::config::{Config, HandoffMode, RouteMode};
 use handoff::demo::script::{confident, hesitant, join, reply};
 use handoff::demo::server::{Reply, Script};
 use handoff::demo::sse::completion;
-use handoff::event::{Event, Outcome};
-use handoff::trajectory::replay::{
-    Rescoring, counterfactual_config, headless_text, judge_for, load_events, rescore,
-};
+use handoff::protocol::{Event, Outcome};
 use serde_json::json;
 
 // The agent tests' session helpers: running a real session is exactly what this needs.

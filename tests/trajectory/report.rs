@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use handoff::event::{Actor, EscalationReason, Event, Outcome, Route};
-use handoff::trajectory::report::{Report, load};
+use handoff::analysis::report::{Report, load};
+use handoff::protocol::{Actor, EscalationReason, Event, Outcome, Route};
 
 use super::fixtures::{cost, ended, escalated, started, step_ended, write_log};
 

@@ -1,7 +1,7 @@
 //! Every event variant survives the writers and the reader unchanged.
 
-use handoff::event::Stamped;
-use handoff::trajectory::{LogReader, LogWriter, spawn_writer};
+use handoff::log::{LogReader, LogWriter, spawn_writer};
+use handoff::protocol::Stamped;
 use pretty_assertions::assert_eq;
 
 use super::fixtures::{every_variant, stamped};

@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use handoff::competence::{Calibration, Judge, StepFacts, Threshold, TokenSignals};
-use handoff::event::{Actor, AskCounts, Event, Outcome, Stamped};
-use handoff::trajectory::LogWriter;
+use handoff::log::LogWriter;
+use handoff::protocol::{Actor, AskCounts, Event, Outcome, Stamped};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Beta, Distribution};

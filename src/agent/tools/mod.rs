@@ -22,8 +22,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::confine::{ConfineError, Confinement};
-use crate::competence::evidence::SignalKind;
 use crate::config::AgentConfig;
+use crate::protocol::SignalKind;
 
 pub use args::{AskOperatorArgs, FinishArgs, parse_args};
 pub use spec::{ASK_OPERATOR, FINISH, TOOL_NAMES, specs};

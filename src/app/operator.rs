@@ -12,7 +12,7 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 
 use crate::config::NoOperator;
-use crate::event::{Command, Event, Stamped};
+use crate::protocol::{Command, Event, Stamped};
 
 /// One prepared answer (`--answers FILE`, one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::competence::evidence::{EvidenceTerm, SignalKind};
+use super::evidence::{EvidenceTerm, SignalKind};
 
 /// Version of the event schema written in every log header.
 pub const SCHEMA_VERSION: u32 = 1;

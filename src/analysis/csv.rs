@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use super::{EscalationRecord, SessionSummary};
-use crate::event::{EscalationReason, Outcome, Route};
+use crate::metrics::session::{EscalationRecord, SessionSummary};
+use crate::protocol::{EscalationReason, Outcome, Route};
 
 /// The header row; session rows leave the escalation columns empty and vice versa, except
 /// the session's identity and outcome, which escalation rows repeat for grouping.

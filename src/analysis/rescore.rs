@@ -14,7 +14,7 @@
 //! ticks exactly.
 
 use crate::competence::{Gate, Judge, Observation, TokenSignals, Trajectory, Verdict};
-use crate::event::{Actor, EscalationReason, Event, EvidenceTerm};
+use crate::protocol::{Actor, EscalationReason, Event, EvidenceTerm};
 
 /// What the live judge showed at one update, as logged.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -165,8 +165,8 @@ impl EvidenceDecoder {
                 outcome, censored, ..
             } => out.push(Evidence::Ended {
                 label: match outcome {
-                    crate::event::Outcome::Success => Some(true),
-                    crate::event::Outcome::Failure => Some(false),
+                    crate::protocol::Outcome::Success => Some(true),
+                    crate::protocol::Outcome::Failure => Some(false),
                     _ => None,
                 },
                 censored: *censored,

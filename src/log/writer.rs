@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Header, LogError};
-use crate::event::Stamped;
+use crate::protocol::Stamped;
 
 /// Appends events to one log file; the file (and its parent directories) appear with the
 /// first event, so a session that never starts leaves nothing behind.
 ///
 /// Every line is written whole and flushed to the OS at once; the file is synced to disk at
-/// durability points ([`Event::is_durability_point`](crate::event::Event::is_durability_point))
+/// durability points ([`Event::is_durability_point`](crate::protocol::Event::is_durability_point))
 /// and on [`LogWriter::sync`]. After a failed write the next line starts on a fresh line, so
 /// one torn line cannot swallow the following event.
 #[derive(Debug)]
@@ -217,7 +217,7 @@ impl LogHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Event, Outcome};
+    use crate::protocol::{Event, Outcome};
 
     fn warning(n: u64) -> Stamped {
         Stamped {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{Header, LOG_VERSION, LogError};
-use crate::event::Stamped;
+use crate::protocol::Stamped;
 
 /// What was wrong with a line that was skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

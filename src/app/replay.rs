@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{self, Receiver, Sender};
 
-use crate::event::{Event, Stamped};
-use crate::tui::{Counterfactual, ReplayControl};
+use crate::analysis::replay::Rescoring;
+use crate::protocol::{Event, Stamped};
+use crate::tui::{Counterfactual, CounterfactualPoint, ReplayControl};
 
 /// The longest pause between two replayed events: an operator who thought for ten minutes
 /// should not make the replay wait ten minutes.
@@ -129,10 +130,26 @@ pub async fn run_tui(
     result
 }
 
+/// The re-scored trace as the TUI's second belief line.
+pub fn counterfactual(label: impl Into<String>, rescoring: &Rescoring) -> Counterfactual {
+    Counterfactual {
+        label: label.into(),
+        points: rescoring
+            .points
+            .iter()
+            .map(|r| CounterfactualPoint {
+                tick: r.tick,
+                belief: r.belief,
+                threshold: r.threshold,
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Actor;
+    use crate::protocol::Actor;
 
     fn log() -> Vec<Stamped> {
         let started = Event::SessionStarted {

@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{SessionSummary, log_files, summarize_file};
-use crate::event::{EscalationReason, Outcome, Route};
+use super::summarize_file;
+use crate::log::log_files;
+use crate::metrics::session::SessionSummary;
 use crate::metrics::{AskTally, CostAccuracyPoint, ask_table};
+use crate::protocol::{EscalationReason, Outcome, Route};
 
 /// Sessions read from logs, and everything that had to be skipped on the way.
 #[derive(Debug, Default)]

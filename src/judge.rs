@@ -1,19 +1,20 @@
-//! The agent's side of the judge: builds it from config, feeds it, and turns its readings
-//! into events.
+//! The judge as configured: the calibration file, the threshold policy over the token
+//! budget and the route's costs, built once here and used live (the agent loop), in
+//! replay, `calibrate` and `eval` alike.
 //!
 //! `competence` is pure and knows nothing of events or files; this is the one place that
-//! reads a calibration file, picks the threshold policy from config, and remembers which
-//! evidence moved the belief most in the current step (the "why" of an escalation).
+//! reads a calibration file, picks the threshold policy from config, turns readings into
+//! events, and remembers which evidence moved the belief most in the current step (the
+//! "why" of an escalation).
 
 use crate::competence::{
-    Calibration, DpSpec, Judge, Reading, RouteCost, StepFacts, StopCosts, Threshold, TokenSignals,
-    solve,
+    Calibration, Judge, Reading, RouteCost, StepFacts, StopCosts, Threshold, TokenSignals,
 };
 use crate::config::{Config, RouteMode, ThresholdKind};
-use crate::event::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
+use crate::protocol::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
 
 #[derive(Debug, thiserror::Error)]
-pub enum WatchError {
+pub enum JudgeError {
     #[error("cannot read calibration file {path}: {source}")]
     Read {
         path: String,
@@ -25,17 +26,13 @@ pub enum WatchError {
     Schedule(String),
 }
 
-/// Belief grid of the optimal schedule (issue: 1001 points).
-const GRID_POINTS: usize = 1001;
-/// Atoms kept in the per-tick evidence law the DP integrates over.
-const LAW_ATOMS: usize = 64;
-/// Chance that a tick ends a step (about one step per hundred junior tokens), used to mix
-/// step evidence into the per-tick law.
-const STEP_PROBABILITY: f64 = 0.01;
+/// Junior tokens per step the schedule plans with (a step ends on a tick with probability
+/// 1/100), used to mix step evidence into the per-tick law.
+const TOKENS_PER_STEP: f64 = 100.0;
 
 /// The judge of one session, with what the agent needs around it.
 #[derive(Debug, Clone)]
-pub struct Watch {
+pub struct SessionJudge {
     judge: Judge,
     policy: &'static str,
     shadow_route: Route,
@@ -45,14 +42,14 @@ pub struct Watch {
     no_logprobs_noted: bool,
 }
 
-impl Watch {
+impl SessionJudge {
     pub fn new(
         calibration: Calibration,
         threshold: Threshold,
         policy: &'static str,
         shadow_route: Route,
-    ) -> Watch {
-        Watch {
+    ) -> SessionJudge {
+        SessionJudge {
             judge: Judge::new(calibration, threshold),
             policy,
             shadow_route,
@@ -64,22 +61,22 @@ impl Watch {
 
     /// The judge a config asks for: its calibration file (or the built-in prior), and its
     /// threshold policy over the token budget, with the costs of the configured route(s).
-    pub fn from_config(config: &Config) -> Result<Watch, WatchError> {
+    pub fn from_config(config: &Config) -> Result<SessionJudge, JudgeError> {
         let calibration = match &config.policy.calibration {
             None => Calibration::prior(),
             Some(path) => {
                 let p = path.display().to_string();
-                let text = std::fs::read_to_string(path).map_err(|source| WatchError::Read {
+                let text = std::fs::read_to_string(path).map_err(|source| JudgeError::Read {
                     path: p.clone(),
                     source,
                 })?;
-                Calibration::from_json(&text).map_err(|e| WatchError::Calibration {
+                Calibration::from_json(&text).map_err(|e| JudgeError::Calibration {
                     path: p,
                     message: e.to_string(),
                 })?
             }
         };
-        Watch::with_calibration(config, calibration)
+        SessionJudge::with_calibration(config, calibration)
     }
 
     /// The judge a config asks for, under a calibration already in hand (`calibrate` has
@@ -87,7 +84,7 @@ impl Watch {
     pub fn with_calibration(
         config: &Config,
         calibration: Calibration,
-    ) -> Result<Watch, WatchError> {
+    ) -> Result<SessionJudge, JudgeError> {
         let c = &config.costs;
         let senior = RouteCost {
             gamma: c.gamma_senior,
@@ -115,15 +112,10 @@ impl Watch {
             ThresholdKind::Constant => Threshold::Constant(config.policy.constant),
             ThresholdKind::Myopic => Threshold::Myopic { costs, horizon },
             ThresholdKind::Optimal => {
-                let law = calibration.per_tick_law(STEP_PROBABILITY, LAW_ATOMS);
-                let spec = DpSpec {
-                    costs,
-                    horizon,
-                    grid_points: GRID_POINTS,
-                    stride: u64::from(config.policy.schedule_stride),
-                };
-                solve(&law, &spec)
-                    .map_err(|e| WatchError::Schedule(e.to_string()))?
+                let stride = u64::from(config.policy.schedule_stride);
+                calibration
+                    .optimal_schedule(costs, horizon, stride, TOKENS_PER_STEP)
+                    .map_err(|e| JudgeError::Schedule(e.to_string()))?
                     .into_threshold()
             }
         };
@@ -131,7 +123,7 @@ impl Watch {
             RouteMode::Operator => Route::Operator,
             _ => Route::Senior,
         };
-        Ok(Watch::new(
+        Ok(SessionJudge::new(
             calibration,
             threshold,
             config.policy.threshold.name(),

@@ -3,10 +3,10 @@
 
 use tokio::sync::mpsc;
 
+use super::wiring::{Prepared, spawn_log};
 use crate::agent::emitter::Emitter;
 use crate::agent::session;
-use crate::event::{Command, Stamped};
-use crate::exec::{Prepared, spawn_log};
+use crate::protocol::{Command, Stamped};
 use crate::tui::{ExitReason, UiOptions};
 
 #[derive(Debug, thiserror::Error)]

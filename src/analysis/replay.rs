@@ -8,19 +8,18 @@
 use std::path::Path;
 
 use super::rescore::{Evidence, EvidenceDecoder, Rescored, Rescorer};
-use super::{LogError, LogReader, ReadWarning};
-use crate::agent::watch::{Watch, WatchError};
 use crate::competence::Judge;
 use crate::config::{Config, ThresholdKind};
-use crate::event::{EscalationReason, Event, Stamped};
-use crate::tui::{Counterfactual, CounterfactualPoint};
+use crate::judge::{JudgeError, SessionJudge};
+use crate::log::{LogError, LogReader, ReadWarning};
+use crate::protocol::{EscalationReason, Event, Stamped};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error(transparent)]
     Log(#[from] LogError),
     #[error(transparent)]
-    Judge(#[from] WatchError),
+    Judge(#[from] JudgeError),
     #[error("--policy must be constant, constant=τ, myopic or optimal; got {0:?}")]
     Policy(String),
 }
@@ -73,7 +72,7 @@ pub fn counterfactual_config(
 
 /// The judge a configuration would run, fresh (what `run` builds at a session start).
 pub fn judge_for(config: &Config) -> Result<Judge, ReplayError> {
-    Ok(Watch::from_config(config)?.judge().clone())
+    Ok(SessionJudge::from_config(config)?.judge().clone())
 }
 
 /// An escalation the log records.
@@ -166,22 +165,6 @@ fn ranges(ticks: impl Iterator<Item = u64>) -> Vec<(u64, u64)> {
         }
     }
     out
-}
-
-/// The re-scored trace as the TUI's second belief line.
-pub fn counterfactual(label: impl Into<String>, rescoring: &Rescoring) -> Counterfactual {
-    Counterfactual {
-        label: label.into(),
-        points: rescoring
-            .points
-            .iter()
-            .map(|r| CounterfactualPoint {
-                tick: r.tick,
-                belief: r.belief,
-                threshold: r.threshold,
-            })
-            .collect(),
-    }
 }
 
 fn ticks_text(ticks: &[u64]) -> String {

@@ -1,25 +1,20 @@
 //! Headless sessions (`handoff exec`): the session with a log, a printer and a headless
-//! operator as its consumers, and a summary at the end.
-//!
-//! Everything here is wiring; the session itself is `agent::session`. The TUI (`run`) and
-//! the demo reuse [`prepare`] and [`spawn_log`], so the three front ends build sessions one way.
+//! operator as its consumers, and a summary at the end. Everything here is wiring; the
+//! session itself is `agent::session`.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use super::operator::{self, Answerer};
+use super::wiring::{ExecError, Prepared, prepare, spawn_log_then};
 use crate::agent::emitter::Emitter;
-use crate::agent::operator::{self, Answerer};
-use crate::agent::prompts::Prompts;
-use crate::agent::session::{self, Approvals, SessionEnd, SessionSetup};
-use crate::agent::watch::Watch;
+use crate::agent::session::{self, Approvals, SessionEnd};
 use crate::config::Config;
-use crate::event::{Actor, Command, Event, Route, Stamped};
-use crate::llm::Client;
-use crate::trajectory::session::SessionFold;
-use crate::trajectory::writer::{LogWriter, spawn_writer};
+use crate::metrics::session::SessionFold;
+use crate::protocol::{Actor, Command, Event, Route, Stamped};
 
 /// What `exec` was asked to do.
 #[derive(Debug, Clone)]
@@ -33,162 +28,16 @@ pub struct ExecArgs {
     pub approve: bool,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ExecError {
-    #[error("repository {0} is not a directory")]
-    NoRepo(PathBuf),
-    #[error("the task is empty: say what the junior should do")]
-    EmptyTask,
-    #[error(transparent)]
-    Answers(#[from] operator::AnswersError),
-    #[error(transparent)]
-    Prompt(#[from] crate::agent::prompts::PromptError),
-    #[error("{model} endpoint: {source}")]
-    Client {
-        model: &'static str,
-        source: crate::llm::LlmError,
-    },
-    #[error(transparent)]
-    Watch(#[from] crate::agent::watch::WatchError),
-    #[error(transparent)]
-    Session(#[from] session::SessionError),
-    #[error("no place for session logs (no home directory); pass --log FILE")]
-    NoLogDir,
-}
-
-/// The parts of a session every front end builds the same way.
-pub struct Prepared {
-    pub setup: SessionSetup,
-    pub log_path: PathBuf,
-}
-
-/// Builds clients, judge and prompts from a validated config.
-pub fn prepare(
-    config: Config,
-    repo: &Path,
-    task: &str,
-    approvals: Approvals,
-    log: Option<PathBuf>,
-) -> Result<Prepared, ExecError> {
-    if !repo.is_dir() {
-        return Err(ExecError::NoRepo(repo.to_path_buf()));
-    }
-    if task.trim().is_empty() {
-        return Err(ExecError::EmptyTask);
-    }
-    let junior = Client::new(&config.junior).map_err(|source| ExecError::Client {
-        model: "junior",
-        source,
-    })?;
-    let senior = Client::new(&config.senior).map_err(|source| ExecError::Client {
-        model: "senior",
-        source,
-    })?;
-    let watch = Watch::from_config(&config)?;
-    let prompts = Prompts::load(&config.prompts)?;
-    let session_id = new_session_id();
-    let log_path = match log {
-        Some(p) => p,
-        None => crate::config::sessions_dir()
-            .ok_or(ExecError::NoLogDir)?
-            .join(format!("{session_id}.jsonl")),
-    };
-    let repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
-    Ok(Prepared {
-        setup: SessionSetup {
-            config,
-            repo,
-            task: task.to_string(),
-            session_id,
-            approvals,
-            prompts,
-            watch,
-            junior,
-            senior,
-        },
-        log_path,
-    })
-}
-
-/// A session id that sorts by time and does not collide across parallel runs.
-pub fn new_session_id() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format!(
-        "{}-{:06x}",
-        now.as_secs(),
-        rand::random::<u32>() & 0xff_ffff
-    )
-}
-
-/// Starts the log writer as a consumer; returns its channel and the task to await.
-pub fn spawn_log(
-    path: &Path,
-    config_digest: &str,
-) -> (
-    mpsc::Sender<Stamped>,
-    tokio::task::JoinHandle<Option<String>>,
-) {
-    spawn_log_then(path, config_digest, None)
-}
-
-/// Like [`spawn_log`], and hands every event on to `next` once the log has it — a durable
-/// event ([`Event::is_durability_point`]) only after the file is synced. A consumer fed this
-/// way never shows a step end that a crash could still take out of the log: `exec --json`
-/// prints through it, so its stdout is a witness of what is on disk.
-pub fn spawn_log_then(
-    path: &Path,
-    config_digest: &str,
-    next: Option<mpsc::Sender<Stamped>>,
-) -> (
-    mpsc::Sender<Stamped>,
-    tokio::task::JoinHandle<Option<String>>,
-) {
-    let (tx, mut rx) = mpsc::channel::<Stamped>(1024);
-    let handle = spawn_writer(LogWriter::new(path, config_digest), 1024);
-    let task = tokio::spawn(async move {
-        let mut problems: Vec<String> = Vec::new();
-        let mut note =
-            |r: Result<Vec<crate::trajectory::LogError>, crate::trajectory::LogError>| match r {
-                Ok(errors) => problems.extend(errors.iter().map(ToString::to_string)),
-                Err(e) => problems.push(e.to_string()),
-            };
-        let mut writing = true;
-        while let Some(event) = rx.recv().await {
-            let durable = event.event.is_durability_point();
-            let forward = next.as_ref().map(|_| event.clone());
-            if writing && let Err(e) = handle.send(event).await {
-                note(Err(e));
-                // The writer is gone; the consumers behind it still get every event.
-                writing = false;
-            }
-            // Synced and acknowledged where it matters: a step or the session is complete.
-            if writing && durable {
-                note(handle.flush().await);
-            }
-            if let (Some(next), Some(event)) = (&next, forward) {
-                // A consumer that left is skipped, as the emitter skips it.
-                let _ = next.send(event).await;
-            }
-        }
-        note(handle.close().await);
-        problems.dedup();
-        (!problems.is_empty()).then(|| format!("session log: {}", problems.join("; ")))
-    });
-    (tx, task)
-}
-
 /// The final object of `exec --json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub outcome: crate::event::Outcome,
+    pub outcome: crate::protocol::Outcome,
     pub steps: u32,
     pub escalations: Vec<EscalationLine>,
     pub cost: CostLine,
-    pub ask: crate::event::AskCounts,
+    pub ask: crate::protocol::AskCounts,
     pub log: String,
 }
 
@@ -198,7 +47,7 @@ pub struct EscalationLine {
     pub belief: f64,
     pub threshold: f64,
     pub step: u32,
-    pub reason: crate::event::EscalationReason,
+    pub reason: crate::protocol::EscalationReason,
     pub shadow: bool,
 }
 
@@ -273,7 +122,7 @@ async fn print(mut rx: mpsc::Receiver<Stamped>, json: bool) {
                 continue;
             }
             Event::BeliefUpdated { .. } | Event::CostIncurred { .. } => continue,
-            other => crate::agent::describe::event_line(other),
+            other => crate::app::present::event_line(other),
         };
         if let Some(line) = line {
             if last_was_token {

@@ -1,20 +1,13 @@
-//! Durable session logs and what is read back out of them.
+//! Durable session logs: the writer, the reader, the header. Persistence only — what is
+//! read back out of logs (reports, calibration, replay) is `analysis`.
 //!
-//! A log is JSONL: a [`Header`] line, then one [`Stamped`](crate::event::Stamped) event per
+//! A log is JSONL: a [`Header`] line, then one [`Stamped`](crate::protocol::Stamped) event per
 //! line. Logged sessions are the raw material of calibration and scoring, so the writer
 //! must survive crashes (append, flush per event, sync at step and session ends) and the
 //! reader must survive what crashes leave behind (a torn last line, a corrupt line, a file
 //! from a newer version) without giving up on the rest of a corpus.
 
-pub mod calibrate;
-pub mod csv;
-pub mod feed;
-pub mod plot;
 pub mod reader;
-pub mod replay;
-pub mod report;
-pub mod rescore;
-pub mod session;
 pub mod writer;
 
 use std::path::PathBuf;
@@ -22,15 +15,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use reader::{LogReader, ReadWarning, log_files};
-pub use session::{
-    CostSplit, EscalationRecord, QuestionRecord, SessionFold, SessionSummary, summarize,
-    summarize_file,
-};
 pub use writer::{LogHandle, LogWriter, spawn_writer};
 
 /// The log format version this build writes and the newest it reads; it follows the event
 /// schema version, since a log line *is* an event.
-pub const LOG_VERSION: u32 = crate::event::SCHEMA_VERSION;
+pub const LOG_VERSION: u32 = crate::protocol::SCHEMA_VERSION;
 
 /// The first line of every log: enough to refuse a file this build cannot read, and to tell
 /// which configuration produced the session.
@@ -88,8 +77,8 @@ pub enum LogError {
 impl LogError {
     /// The error as the event the session shows and logs: logging never fails a session, it
     /// only warns.
-    pub fn to_warning(&self) -> crate::event::Event {
-        crate::event::Event::Warning {
+    pub fn to_warning(&self) -> crate::protocol::Event {
+        crate::protocol::Event::Warning {
             kind: "log_write".to_string(),
             message: self.to_string(),
         }

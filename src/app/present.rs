@@ -1,6 +1,6 @@
 //! One-line human descriptions of events, for the headless trace and the demo summary.
 
-use crate::event::{Actor, Event, Outcome, Route};
+use crate::protocol::{Actor, Event, Outcome, Route};
 
 fn actor(a: Actor) -> &'static str {
     match a {

@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{LogError, LogReader, ReadWarning};
-use crate::event::{Actor, AskCounts, EscalationReason, Event, Outcome, Route};
-use crate::metrics::{AskSession, EscalationMark};
+use super::{AskSession, EscalationMark};
+use crate::protocol::{Actor, AskCounts, EscalationReason, Event, Outcome, Route};
 
 /// One escalation, with when it happened relative to the whole session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +83,7 @@ impl SessionSummary {
 
     /// This session's Ask-F1 counts, as `report` pools them; what `session_ended` says.
     pub fn ask_counts(&self) -> AskCounts {
-        let t = crate::metrics::ask_table(&[self.ask_session()]).pooled;
+        let t = super::ask_table(&[self.ask_session()]).pooled;
         let n = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
         AskCounts {
             tp: n(t.tp),
@@ -326,21 +325,6 @@ pub fn summarize(source: &Path, events: impl IntoIterator<Item = Event>) -> Vec<
     }
     done.extend(fold.map(SessionFold::finish));
     done
-}
-
-/// Summaries of one log file and the lines that had to be skipped, streaming.
-pub fn summarize_file(path: &Path) -> Result<(Vec<SessionSummary>, Vec<ReadWarning>), LogError> {
-    let reader = LogReader::open(path)?;
-    let mut warnings = Vec::new();
-    let events = reader.filter_map(|item| match item {
-        Ok(stamped) => Some(stamped.event),
-        Err(w) => {
-            warnings.push(w);
-            None
-        }
-    });
-    let summaries = summarize(path, events);
-    Ok((summaries, warnings))
 }
 
 #[cfg(test)]

@@ -17,14 +17,14 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::rescore::{EvidenceDecoder, TrajectoryFold};
-use super::{LogError, LogReader, ReadWarning, log_files};
-use crate::agent::watch::Watch;
 use crate::competence::{Calibration, CompetenceError, FitOptions, FitReport, Trajectory, fit};
 use crate::config::{Config, ThresholdKind};
-use crate::event::Event;
+use crate::judge::SessionJudge;
+use crate::log::{LogError, LogReader, ReadWarning, log_files};
 use crate::metrics::{
     Binning, Forecast, ReliabilityBin, aurc, auroc, brier, ece, mce, reliability_bins,
 };
+use crate::protocol::Event;
 
 /// Fractions of a trajectory at which held-out beliefs are scored.
 pub const FRACTIONS: usize = 10;
@@ -343,7 +343,7 @@ fn schedule(
 ) -> Result<Vec<SchedulePoint>, CalibrateError> {
     let mut config = config.clone();
     config.policy.threshold = ThresholdKind::Optimal;
-    let watch = Watch::with_calibration(&config, calibration.clone())
+    let watch = SessionJudge::with_calibration(&config, calibration.clone())
         .map_err(|e| CalibrateError::Schedule(e.to_string()))?;
     let mut judge = watch.judge().clone();
     let horizon = config.agent.token_budget;

@@ -1,0 +1,12 @@
+//! The ground floor: the vocabulary every other module speaks, and nothing else.
+//!
+//! [`event`] is the schema of logs, the UI and `exec --json` (facts out, [`Command`]
+//! intents in); [`evidence`] names the judge's evidence, so a log records it without the
+//! judge's code. Serde only: this module imports nothing from the crate, so a log's shape
+//! changes only when these files do, and `tests/golden/` says when that happens.
+
+pub mod event;
+pub mod evidence;
+
+pub use event::*;
+pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
