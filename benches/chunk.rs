@@ -44,7 +44,7 @@ fn one_chunk(c: &mut Criterion) {
             for delta in decoder.push(&value).ok().into_iter().flatten() {
                 if let Delta::Token { text, logprob, top } = delta {
                     let reading = watch.token(&text, logprob, &top);
-                    black_box(reading.event(&watch));
+                    black_box(watch.belief_event(&reading));
                 }
             }
         })

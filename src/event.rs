@@ -242,6 +242,15 @@ pub enum Event {
         retryable: bool,
         attempt: u32,
     },
+    /// The session's control state after a `Pause`, `Resume` or `SetShadow` command: every
+    /// such command is answered by one, so the screen shows what the session does and a
+    /// replay applies a shadow toggle at the decision where it happened live.
+    ControlChanged {
+        /// The session stops before its next step until `Resume`.
+        paused: bool,
+        /// Decisions are logged, not acted on.
+        shadow: bool,
+    },
     /// Something the operator should know that is not a fault (e.g. no logprobs).
     Warning {
         kind: String,
@@ -280,6 +289,7 @@ impl Event {
             Event::CostIncurred { .. } => "cost_incurred",
             Event::CheckRan { .. } => "check_ran",
             Event::Fault { .. } => "fault",
+            Event::ControlChanged { .. } => "control_changed",
             Event::Warning { .. } => "warning",
             Event::SessionEnded { .. } => "session_ended",
         }
@@ -424,6 +434,10 @@ impl Event {
                 retryable: true,
                 attempt: 1,
             },
+            Event::ControlChanged {
+                paused: true,
+                shadow: false,
+            },
             Event::Warning {
                 kind: "no_logprobs".into(),
                 message: "judge uses step evidence only".into(),
@@ -460,6 +474,7 @@ impl Event {
                 | Event::CostIncurred { .. }
                 | Event::CheckRan { .. }
                 | Event::Fault { .. }
+                | Event::ControlChanged { .. }
                 | Event::Warning { .. }
                 | Event::SessionEnded { .. } => {}
             }

@@ -76,7 +76,7 @@ pub fn run(opts: &Options) -> Vec<Row> {
         || {
             per_call(n, || {
                 let reading = watch.token(&token.text, token.logprob, &token.top);
-                let event: Event = reading.event(&watch);
+                let event: Event = watch.belief_event(&reading);
                 black_box(event);
             })
         },

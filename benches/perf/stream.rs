@@ -262,7 +262,7 @@ fn judge(watch: &mut Watch, text: String, logprob: Option<f64>, top: Vec<Alterna
         logprob,
         top,
     });
-    black_box(reading.event(watch));
+    black_box(watch.belief_event(&reading));
 }
 
 /// The same request and the same decoding and judging, but the SSE stream read straight

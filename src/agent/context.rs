@@ -23,6 +23,38 @@ pub struct HandoffFacts<'a> {
     pub tool_outputs: &'a [(String, String)],
 }
 
+/// What the session has done so far that a handoff note tells: fed by the loop step by
+/// step, read only when control is handed off.
+#[derive(Debug, Clone, Default)]
+pub struct HandoffLedger {
+    /// The junior's own words so far (assistant text), oldest first.
+    pub plan: Vec<String>,
+    /// Files written, in the order first written.
+    pub files_touched: Vec<String>,
+    /// (tool name, output) of every step, oldest first.
+    pub tool_outputs: Vec<(String, String)>,
+}
+
+impl HandoffLedger {
+    /// A reply's text joins the plan (an empty one says nothing).
+    pub fn said(&mut self, text: &str) {
+        if !text.trim().is_empty() {
+            self.plan.push(text.to_string());
+        }
+    }
+
+    /// A tool's output, and the file it wrote if any.
+    pub fn tool(&mut self, name: &str, output: &str, wrote: Option<&str>) {
+        self.tool_outputs
+            .push((name.to_string(), output.to_string()));
+        if let Some(path) = wrote
+            && !self.files_touched.iter().any(|f| f == path)
+        {
+            self.files_touched.push(path.to_string());
+        }
+    }
+}
+
 /// Bytes kept of each part; the note stays well inside any model's context.
 const PLAN_CAP: usize = 4_000;
 const DIFF_CAP: usize = 8_000;

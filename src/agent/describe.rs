@@ -127,6 +127,11 @@ pub fn event_line(e: &Event) -> Option<String> {
         } => {
             format!("fault ({} {kind}, attempt {attempt}): {message}", actor(*a))
         }
+        Event::ControlChanged { paused, shadow } => format!(
+            "control: {}{}",
+            if *paused { "paused" } else { "running" },
+            if *shadow { ", shadow mode" } else { "" }
+        ),
         Event::Warning { kind, message } => format!("warning ({kind}): {message}"),
         Event::SessionEnded {
             outcome,

@@ -4,36 +4,36 @@
 //! When the judge's belief falls below the threshold in the middle of a junior turn, the
 //! stream is cut at once, the proposed (unfinished) action is discarded — the judge scored
 //! it before it touched the repository — and the router hands control off.
+//!
+//! This loop is the only holder of the session's mutable state ([`Session`]). The pieces it
+//! calls take values and return values: [`turn`] streams a reply, [`step`] runs a call,
+//! [`handoff`] triages, asks and hands over, the [`Inbox`] reads commands, and the
+//! [`Gate`] holds the escalation rule. None of them points back here.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use crate::config::{Config, HandoffMode};
-use crate::event::{Actor, AskCounts, Command, EscalationReason, Event, Outcome};
+use crate::competence::{Gate, StepFacts, Verdict};
+use crate::config::{Config, HandoffMode, RouteMode};
+use crate::event::{Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route};
 use crate::llm::Client;
-use crate::llm::types::{ChatRequest, Message};
-
-use super::emitter::Emitter;
-use super::escalate::{self, Handoff};
-use super::prompts::Prompts;
-use super::step::{self, StepResult};
-use super::tools::{self, Workspace};
-use super::turn::{self, TurnContext, TurnEnd};
-use super::watch::Watch;
+use crate::llm::types::{ChatRequest, Message, ToolCall};
 use crate::repo::Repo;
+use crate::router::{self, Question};
 
-/// Who can say yes to a tool call that needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approvals {
-    /// `exec --approve`: every call is approved.
-    Granted,
-    /// Someone at the TUI answers `ApprovalRequested` with `Command::Approve`.
-    Interactive,
-    /// Nobody: calls that need approval are refused (and logged).
-    Refused,
-}
+use super::context::{HandoffFacts, HandoffLedger, handoff_note};
+use super::emitter::Emitter;
+use super::handoff::{self, OperatorReply, Triage};
+use super::inbox::{Control, Inbox, Intent, Waiting};
+use super::prompts::Prompts;
+use super::step::{self, Acted, Proposal, StepEnv};
+use super::tools::{self, Workspace};
+use super::turn::{self, Flow, StreamedToken, TokenObserver, TurnEnd};
+use super::watch::Watch;
+
+pub use super::step::Approvals;
 
 /// Everything a session is started with.
 pub struct SessionSetup {
@@ -63,46 +63,6 @@ pub struct SessionEnd {
 pub enum SessionError {
     #[error("cannot use {0} as the workspace: {1}")]
     Workspace(PathBuf, std::io::Error),
-}
-
-/// Mutable state of a running session, shared by the loop and its helpers.
-pub(crate) struct State {
-    pub emitter: Emitter,
-    pub commands: mpsc::Receiver<Command>,
-    pub watch: Watch,
-    pub shadow: bool,
-    pub paused: bool,
-    pub step: u32,
-    pub usd_seen: f64,
-    pub junior_history: Vec<Message>,
-    pub seen_calls: HashSet<(String, String)>,
-    pub files_touched: Vec<String>,
-    pub plan: Vec<String>,
-    pub tool_outputs: Vec<(String, String)>,
-    pub last_checkpoint: Option<String>,
-    pub start_checkpoint: Option<String>,
-    /// Steps left during which no new escalation happens (after a return).
-    pub cooldown: u32,
-    pub escalations: Vec<EscalationRecord>,
-    pub censored: bool,
-}
-
-/// One escalation, for Ask-F1 at the end.
-#[derive(Debug, Clone)]
-pub struct EscalationRecord {
-    pub shadow: bool,
-    /// The operator's mark, when given.
-    pub needed: Option<bool>,
-}
-
-impl EscalationRecord {
-    /// A crossing in shadow mode: logged, not acted on; scored by the outcome.
-    pub fn shadow() -> Self {
-        EscalationRecord {
-            shadow: true,
-            needed: None,
-        }
-    }
 }
 
 /// Runs a session to its end. Events go to `emitter`; intents come from `commands`.
@@ -157,279 +117,550 @@ pub async fn run(
             })
             .await;
     }
-    let mut st = State {
-        emitter,
-        commands,
-        watch,
-        shadow: config.policy.shadow,
-        paused: false,
-        step: 0,
-        usd_seen: 0.0,
-        junior_history: vec![
-            Message::system(prompts.junior.clone()),
-            Message::user(task.clone()),
-        ],
-        seen_calls: HashSet::new(),
-        files_touched: Vec::new(),
-        plan: Vec::new(),
-        tool_outputs: Vec::new(),
-        last_checkpoint: None,
-        start_checkpoint: None,
-        cooldown: 0,
-        escalations: Vec::new(),
-        censored: false,
-    };
-    let ctx = step::StepEnv {
+    let env = StepEnv {
         workspace: &workspace,
         repo: repo.as_ref(),
         session_id: &session_id,
         config: &config,
         approvals,
     };
-    st.start_checkpoint = step::checkpoint(&ctx, &st, 0);
-    st.last_checkpoint = st.start_checkpoint.clone();
-    let specs = tools::specs();
-    let mut senior_in_charge: Option<Vec<Message>> = None;
+    let start_checkpoint = step::checkpoint(&env, 0);
+    let mut session = Session {
+        inbox: Inbox::new(commands, emitter.clone(), config.policy.shadow),
+        gate: Gate::new(config.policy.shadow, config.policy.cooldown_steps),
+        emitter,
+        watch,
+        env,
+        task: &task,
+        prompts: &prompts,
+        junior: &junior,
+        senior: &senior,
+        step: 0,
+        junior_history: vec![
+            Message::system(prompts.junior.clone()),
+            Message::user(task.clone()),
+        ],
+        senior_history: None,
+        seen_calls: HashSet::new(),
+        ledger: HandoffLedger::default(),
+        last_checkpoint: start_checkpoint.clone(),
+        start_checkpoint,
+        censored: false,
+    };
+    let outcome = session.steps().await;
+    Ok(session.finish(outcome).await)
+}
 
-    let outcome = loop {
-        if st.step >= config.agent.max_steps {
-            st.emitter
-                .emit(Event::Warning {
-                    kind: "max_steps".into(),
-                    message: format!("stopped after {} steps (agent.max_steps)", st.step),
-                })
-                .await;
-            break Outcome::Aborted;
-        }
-        if st.watch.tick() >= config.agent.token_budget && senior_in_charge.is_none() {
-            st.emitter
-                .emit(Event::Warning {
-                    kind: "token_budget".into(),
-                    message: format!(
-                        "the junior used its token budget ({} tokens)",
-                        config.agent.token_budget
-                    ),
-                })
-                .await;
-            break Outcome::Aborted;
-        }
-        if st.paused && !wait_while_paused(&mut st).await {
-            break Outcome::Aborted;
-        }
-        st.step += 1;
-        let actor = if senior_in_charge.is_some() {
-            Actor::Senior
-        } else {
-            Actor::Junior
-        };
-        st.emitter
-            .emit(Event::StepStarted {
-                step: st.step,
-                actor,
-                tick: st.watch.tick(),
+/// The mutable state of a running session, owned by the loop alone.
+struct Session<'a> {
+    env: StepEnv<'a>,
+    task: &'a str,
+    prompts: &'a Prompts,
+    junior: &'a Client,
+    senior: &'a Client,
+    emitter: Emitter,
+    inbox: Inbox,
+    watch: Watch,
+    gate: Gate,
+    step: u32,
+    junior_history: Vec<Message>,
+    /// The senior's conversation while it is in charge.
+    senior_history: Option<Vec<Message>>,
+    /// (tool, arguments) of every call so far: a repeat is a step fact.
+    seen_calls: HashSet<(String, String)>,
+    ledger: HandoffLedger,
+    start_checkpoint: Option<String>,
+    last_checkpoint: Option<String>,
+    /// Control left the junior: its own outcome is not observed.
+    censored: bool,
+}
+
+/// What the loop does next.
+enum Next {
+    Continue,
+    End(Outcome),
+}
+
+/// What a resolved call leaves for the loop once the step is recorded.
+enum After {
+    Continue,
+    End(Outcome),
+    /// The operator deferred the junior's own question: the senior takes over.
+    Senior,
+}
+
+impl Session<'_> {
+    fn config(&self) -> &Config {
+        self.env.config
+    }
+
+    async fn warn(&self, kind: &str, message: String) {
+        self.emitter
+            .emit(Event::Warning {
+                kind: kind.into(),
+                message,
             })
             .await;
-        let (client, messages) = match &senior_in_charge {
-            Some(history) => (&senior, history.clone()),
-            None => (&junior, st.junior_history.clone()),
-        };
-        let req = ChatRequest {
-            messages,
-            tools: specs.clone(),
-        };
-        let may_escalate = !st.shadow && st.cooldown == 0;
-        let end = {
-            let mut tctx = TurnContext {
-                emitter: &st.emitter,
-                commands: &mut st.commands,
-                watch: &mut st.watch,
-                may_escalate,
-                shadow: &mut st.shadow,
-                step: st.step,
-                paused: &mut st.paused,
-                usd: &mut st.usd_seen,
-                escalations: &mut st.escalations,
-            };
-            turn::stream_turn(&mut tctx, client, actor, &req).await
-        };
-        let (text, calls) = match end {
-            TurnEnd::Done { text, tool_calls } => (text, tool_calls),
-            TurnEnd::Quit => break Outcome::Aborted,
-            TurnEnd::Failed(_) if actor == Actor::Junior => {
-                // The junior's endpoint is gone: hand off as a fault, not as evidence.
-                match escalate::escalate(
-                    &mut st,
-                    &ctx,
-                    &task,
-                    &prompts,
-                    &senior,
-                    EscalationReason::Fault,
-                )
-                .await
-                {
-                    Handoff::Senior(history) => {
-                        senior_in_charge = Some(history);
-                        continue;
+    }
+
+    /// Steps until the session ends.
+    async fn steps(&mut self) -> Outcome {
+        let specs = tools::specs();
+        loop {
+            let config = self.config();
+            if self.step >= config.agent.max_steps {
+                let message = format!("stopped after {} steps (agent.max_steps)", self.step);
+                self.warn("max_steps", message).await;
+                return Outcome::Aborted;
+            }
+            let budget = config.agent.token_budget;
+            if self.watch.tick() >= budget && self.senior_history.is_none() {
+                let message = format!("the junior used its token budget ({budget} tokens)");
+                self.warn("token_budget", message).await;
+                return Outcome::Aborted;
+            }
+            if self.inbox.control().paused && self.inbox.wait(Waiting::Resume).await == Intent::Quit
+            {
+                return Outcome::Aborted;
+            }
+            if self.inbox.take_force() {
+                if self.senior_history.is_some() {
+                    self.force_ignored().await;
+                } else {
+                    match self.escalate(EscalationReason::Forced).await {
+                        Next::Continue => continue,
+                        Next::End(outcome) => return outcome,
                     }
-                    Handoff::Resume => continue,
-                    Handoff::Stop => break Outcome::Aborted,
                 }
             }
-            TurnEnd::Failed(_) => break Outcome::Aborted,
-            TurnEnd::Escalate(reason) => {
-                match escalate::escalate(&mut st, &ctx, &task, &prompts, &senior, reason).await {
-                    Handoff::Senior(history) => senior_in_charge = Some(history),
-                    Handoff::Resume => {}
-                    Handoff::Stop => break Outcome::Aborted,
+            self.step += 1;
+            let actor = if self.senior_history.is_some() {
+                Actor::Senior
+            } else {
+                Actor::Junior
+            };
+            self.emitter
+                .emit(Event::StepStarted {
+                    step: self.step,
+                    actor,
+                    tick: self.watch.tick(),
+                })
+                .await;
+            let req = ChatRequest {
+                messages: self
+                    .senior_history
+                    .clone()
+                    .unwrap_or_else(|| self.junior_history.clone()),
+                tools: specs.clone(),
+            };
+            let end = match actor {
+                Actor::Junior => {
+                    let mut judging = JuniorJudging {
+                        watch: &mut self.watch,
+                        gate: &mut self.gate,
+                        emitter: &self.emitter,
+                        step: self.step,
+                    };
+                    let (emitter, client) = (&self.emitter, self.junior);
+                    turn::stream_turn(emitter, &mut self.inbox, client, actor, &req, &mut judging)
+                        .await
                 }
-                continue;
+                Actor::Senior => {
+                    let mut tokens = SeniorTokens {
+                        emitter: &self.emitter,
+                        tick: self.watch.tick(),
+                    };
+                    let (emitter, client) = (&self.emitter, self.senior);
+                    turn::stream_turn(emitter, &mut self.inbox, client, actor, &req, &mut tokens)
+                        .await
+                }
+            };
+            let next = match end {
+                TurnEnd::Done { text, tool_calls } => self.step_with(actor, text, tool_calls).await,
+                TurnEnd::Quit => Next::End(Outcome::Aborted),
+                // The junior's endpoint is gone: hand off as a fault, not as evidence.
+                TurnEnd::Failed(_) if actor == Actor::Junior => {
+                    self.escalate(EscalationReason::Fault).await
+                }
+                TurnEnd::Failed(_) => Next::End(Outcome::Aborted),
+                TurnEnd::Escalate(reason) => self.escalate(reason).await,
+            };
+            if let Next::End(outcome) = next {
+                return outcome;
+            }
+        }
+    }
+
+    /// A finished reply: run its call, record the step, and let the judge see its facts.
+    async fn step_with(&mut self, actor: Actor, text: String, calls: Vec<ToolCall>) -> Next {
+        self.ledger.said(&text);
+        let step = self.step;
+        let (report, tool, ok, after) = match Proposal::of(&text, &calls) {
+            Proposal::NoCall => (
+                step::no_call(self.last_checkpoint.as_deref()),
+                None,
+                false,
+                After::Continue,
+            ),
+            Proposal::Call { call, extra } => {
+                let name = call.function.name.clone();
+                let repeated = !self
+                    .seen_calls
+                    .insert((name.clone(), call.function.arguments.clone()));
+                let acted =
+                    step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
+                let mut after = After::Continue;
+                let (ok, output, mut facts, wrote) = match acted {
+                    Acted::Ran {
+                        ok,
+                        output,
+                        facts,
+                        wrote,
+                    } => (ok, output, facts, wrote),
+                    Acted::Finish => {
+                        after = After::End(step::run_check(&self.env, &self.emitter).await);
+                        (true, "finished".to_string(), StepFacts::default(), None)
+                    }
+                    Acted::Ask { question, options } => {
+                        match self.self_ask(question, options).await {
+                            OperatorReply::Answer(a) => (true, a, StepFacts::default(), None),
+                            OperatorReply::Defer => {
+                                after = After::Senior;
+                                let said = "The operator asked a senior engineer to decide.";
+                                (true, said.to_string(), StepFacts::default(), None)
+                            }
+                            OperatorReply::Quit => {
+                                after = After::End(Outcome::Aborted);
+                                let said = "the session was stopped".to_string();
+                                (false, said, StepFacts::default(), None)
+                            }
+                        }
+                    }
+                    // The discarded call never ran: like a cut stream, it leaves no step end.
+                    Acted::Escalate => return self.escalate(EscalationReason::Forced).await,
+                    Acted::Quit => {
+                        after = After::End(Outcome::Aborted);
+                        let said = "the session was stopped".to_string();
+                        (false, said, StepFacts::default(), None)
+                    }
+                };
+                facts.repeated_action = repeated;
+                self.ledger.tool(&name, &output, wrote.as_deref());
+                let last = self.last_checkpoint.as_deref();
+                let report = step::record(
+                    &self.env,
+                    &self.emitter,
+                    step,
+                    call,
+                    extra,
+                    ok,
+                    output,
+                    facts,
+                    last,
+                )
+                .await;
+                (report, Some(name), ok, after)
             }
         };
-        if !text.trim().is_empty() {
-            st.plan.push(text.clone());
-        }
-        let result = step::run_step(&mut st, &ctx, actor, &text, &calls).await;
+        self.last_checkpoint.clone_from(&report.checkpoint);
+        let verdict = self
+            .end_step(actor, tool, ok, &report.facts, report.checkpoint.clone())
+            .await;
         // The conversation of whoever acted gets the turn and its tool results.
-        let history = match &mut senior_in_charge {
+        let history = match &mut self.senior_history {
             Some(h) => h,
-            None => &mut st.junior_history,
+            None => &mut self.junior_history,
         };
-        history.push(Message::assistant(text, result.calls_made.clone()));
-        history.extend(result.replies.iter().cloned());
-        st.cooldown = st.cooldown.saturating_sub(1);
-        match result.result {
-            StepResult::Continue => {}
-            StepResult::Finished(outcome) => break outcome,
-            StepResult::Quit => break Outcome::Aborted,
-            StepResult::Escalate(reason) if actor == Actor::Junior => {
-                match escalate::escalate(&mut st, &ctx, &task, &prompts, &senior, reason).await {
-                    Handoff::Senior(history) => senior_in_charge = Some(history),
-                    Handoff::Resume => {}
-                    Handoff::Stop => break Outcome::Aborted,
-                }
-                continue;
+        history.push(Message::assistant(text, calls));
+        history.extend(report.replies);
+        self.gate.on_step_done();
+        match after {
+            After::End(outcome) => return Next::End(outcome),
+            After::Senior => {
+                self.hand_to_senior(self.note()).await;
+                return Next::Continue;
             }
-            StepResult::Escalate(_) => {}
+            After::Continue => {}
         }
-        if actor == Actor::Senior && config.policy.handoff == HandoffMode::Step {
-            let did = result.summary;
-            senior_in_charge = None;
-            escalate::senior_returned(&mut st, &config, &did).await;
+        if verdict == Verdict::Escalate && actor == Actor::Junior {
+            return self.escalate(EscalationReason::Threshold).await;
         }
-    };
-    Ok(finish(st, outcome).await)
-}
-
-/// Blocks between steps until `Resume`; false when the operator quit instead.
-async fn wait_while_paused(st: &mut State) -> bool {
-    while st.paused {
-        match st.commands.recv().await {
-            Some(Command::Resume) => st.paused = false,
-            Some(Command::SetShadow { on }) => st.shadow = on,
-            Some(Command::Quit) | None => return false,
-            Some(_) => {}
+        if actor == Actor::Senior {
+            if self.inbox.take_force() {
+                self.force_ignored().await;
+            }
+            if self.config().policy.handoff == HandoffMode::Step {
+                self.senior_returned(&report.summary).await;
+            }
         }
+        Next::Continue
     }
-    true
-}
 
-/// Ask-F1 counts for the session (HiL-Bench style, see `metrics`): an operator escalation
-/// counts by the operator's mark; a shadow escalation was needed iff the junior went on to
-/// fail; a live senior takeover hides the junior's own outcome, so it counts in neither
-/// column; a failure with no escalation at all is a false negative.
-pub(crate) fn ask_counts(escalations: &[EscalationRecord], outcome: Outcome) -> AskCounts {
-    let mut ask = AskCounts::default();
-    for e in escalations {
-        let needed = match (e.needed, e.shadow, outcome) {
-            (Some(n), _, _) => Some(n),
-            (None, true, Outcome::Failure) => Some(true),
-            (None, true, Outcome::Success) => Some(false),
-            _ => None,
+    /// Adds the step evidence (junior steps only), logs the step end, and asks the gate.
+    async fn end_step(
+        &mut self,
+        actor: Actor,
+        tool: Option<String>,
+        ok: bool,
+        facts: &StepFacts,
+        checkpoint: Option<String>,
+    ) -> Verdict {
+        let step = self.step;
+        if actor == Actor::Senior {
+            self.emitter
+                .emit(Event::StepEnded {
+                    step,
+                    actor,
+                    tick: self.watch.tick(),
+                    tool,
+                    ok,
+                    belief: self.watch.belief(),
+                    terms: Vec::new(),
+                    checkpoint,
+                })
+                .await;
+            return Verdict::Continue;
+        }
+        let reading = self.watch.step(facts);
+        let terms = self.watch.last_terms().to_vec();
+        if !terms.is_empty() {
+            self.emitter.emit(self.watch.belief_event(&reading)).await;
+        }
+        self.emitter
+            .emit(Event::StepEnded {
+                step,
+                actor,
+                tick: reading.tick,
+                tool,
+                ok,
+                belief: reading.belief,
+                terms,
+                checkpoint,
+            })
+            .await;
+        self.gate.set_shadow(self.inbox.control().shadow);
+        let verdict = self.gate.on_step_end(reading.below);
+        if verdict == Verdict::ShadowCrossing {
+            let route = self.watch.shadow_route();
+            let ev = self
+                .watch
+                .escalated(step, route, EscalationReason::Threshold, true);
+            self.emitter.emit(ev).await;
+        }
+        verdict
+    }
+
+    /// The handoff note from what the session has done so far.
+    fn note(&self) -> String {
+        let why = self.watch.why();
+        let diff = match (self.env.repo, &self.start_checkpoint, &self.last_checkpoint) {
+            (Some(repo), Some(a), Some(b)) => repo
+                .lock()
+                .ok()
+                .and_then(|r| r.diff(a, b).ok())
+                .unwrap_or_default(),
+            _ => String::new(),
         };
-        match needed {
-            Some(true) => ask.tp += 1,
-            Some(false) => ask.fp += 1,
-            None => {}
-        }
+        handoff_note(
+            &self.prompts.handoff,
+            &HandoffFacts {
+                task: self.task,
+                belief: self.watch.belief(),
+                threshold: self.watch.threshold(),
+                step: self.step,
+                tick: self.watch.tick(),
+                why: &why,
+                plan: &self.ledger.plan,
+                files: &self.ledger.files_touched,
+                diff: &diff,
+                tool_outputs: &self.ledger.tool_outputs,
+            },
+        )
     }
-    if escalations.is_empty() && outcome == Outcome::Failure {
-        ask.fn_ += 1;
-    }
-    ask
-}
 
-async fn finish(st: State, outcome: Outcome) -> SessionEnd {
-    let ask = ask_counts(&st.escalations, outcome);
-    let end = SessionEnd {
-        outcome,
-        steps: st.step,
-        ticks: st.watch.tick(),
-        usd: st.usd_seen,
-        ask,
-        censored: st.censored,
-    };
-    st.emitter
-        .emit(Event::SessionEnded {
+    /// Control leaves the junior: decide the route, tell the log, and hand off.
+    async fn escalate(&mut self, reason: EscalationReason) -> Next {
+        let note = self.note();
+        let mode = self.config().policy.route;
+        let decision = if reason == EscalationReason::Fault {
+            router::decide(RouteMode::Senior, None, self.task)
+        } else {
+            let reply = if router::needs_triage_call(mode) {
+                let prompt = &self.prompts.triage;
+                match handoff::triage(&self.emitter, &mut self.inbox, self.senior, prompt, &note)
+                    .await
+                {
+                    Triage::Reply(reply) => reply,
+                    Triage::Quit => return Next::End(Outcome::Aborted),
+                }
+            } else {
+                None
+            };
+            router::decide(mode, reply.as_deref(), self.task)
+        };
+        let escalated = self
+            .watch
+            .escalated(self.step, decision.route, reason, false);
+        self.emitter.emit(escalated).await;
+        self.censored = true;
+        if reason != EscalationReason::Threshold {
+            // The gate fired for a threshold escalation; any other kind it learns of here.
+            self.gate.on_handoff();
+        }
+        if let (Route::Operator, Some(q)) = (decision.route, decision.question) {
+            match handoff::ask(&self.emitter, &mut self.inbox, self.step, &q, false).await {
+                OperatorReply::Answer(answer) => {
+                    let told = handoff::operator_answered(&q.text, &answer);
+                    self.junior_history.push(told);
+                    self.resume_junior();
+                    return Next::Continue;
+                }
+                OperatorReply::Quit => return Next::End(Outcome::Aborted),
+                OperatorReply::Defer => {}
+            }
+        }
+        self.hand_to_senior(note).await;
+        Next::Continue
+    }
+
+    /// The junior called `ask_operator` itself: one escalation, one question. A deferral
+    /// hands the step's work to the senior once the step is recorded, with no second
+    /// escalation and no second question.
+    async fn self_ask(&mut self, question: String, options: Vec<String>) -> OperatorReply {
+        let escalated =
+            self.watch
+                .escalated(self.step, Route::Operator, EscalationReason::SelfAsk, false);
+        self.emitter.emit(escalated).await;
+        self.censored = true;
+        self.gate.on_handoff();
+        let q = Question {
+            text: question,
+            options,
+            default_assumption: None,
+        };
+        let reply = handoff::ask(&self.emitter, &mut self.inbox, self.step, &q, true).await;
+        if matches!(reply, OperatorReply::Answer(_)) {
+            self.resume_junior();
+        }
+        reply
+    }
+
+    async fn hand_to_senior(&mut self, note: String) {
+        let (step, tick) = (self.step, self.watch.tick());
+        let history =
+            handoff::take_over(&self.emitter, self.config(), self.prompts, step, tick, note).await;
+        self.senior_history = Some(history);
+    }
+
+    /// After a one-step takeover: the junior continues, told what the senior did.
+    async fn senior_returned(&mut self, did: &str) {
+        self.senior_history = None;
+        self.emitter
+            .emit(Event::SeniorReturned {
+                step: self.step,
+                tick: self.watch.tick(),
+            })
+            .await;
+        self.junior_history.push(handoff::senior_did(did));
+        self.resume_junior();
+    }
+
+    /// New information or help: the belief restarts from the prior, with a cooldown.
+    fn resume_junior(&mut self) {
+        self.watch.reset();
+        self.gate.on_reset();
+    }
+
+    async fn force_ignored(&self) {
+        let message = "escalation not forced: the senior is already in charge".to_string();
+        self.warn("force_ignored", message).await;
+    }
+
+    /// Logs the session's end. Its Ask-F1 counts and money are what the log's own fold
+    /// says (the fold `report` runs), so the session and the report cannot disagree.
+    async fn finish(self, outcome: Outcome) -> SessionEnd {
+        let mut end = SessionEnd {
             outcome,
+            steps: self.step,
+            ticks: self.watch.tick(),
+            usd: 0.0,
+            ask: AskCounts::default(),
+            censored: self.censored,
+        };
+        let event = |end: &SessionEnd| Event::SessionEnded {
+            outcome: end.outcome,
             censored: end.censored,
             steps: end.steps,
             ticks: end.ticks,
             usd: end.usd,
-            ask,
-        })
-        .await;
-    end
+            ask: end.ask,
+        };
+        let summary = self.emitter.summary_with(&event(&end));
+        end.ask = summary.ask_counts();
+        end.usd = summary.cost.junior_usd + summary.cost.senior_usd;
+        self.emitter.emit(event(&end)).await;
+        end
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The judge watching the junior's stream: every token is evidence, and the gate may cut.
+struct JuniorJudging<'s> {
+    watch: &'s mut Watch,
+    gate: &'s mut Gate,
+    emitter: &'s Emitter,
+    step: u32,
+}
 
-    fn rec(shadow: bool, needed: Option<bool>) -> EscalationRecord {
-        EscalationRecord { shadow, needed }
+impl TokenObserver for JuniorJudging<'_> {
+    async fn token(&mut self, t: StreamedToken, control: Control) -> Flow {
+        let reading = self.watch.token(&t.text, t.logprob, &t.top);
+        self.emitter
+            .emit(Event::Token {
+                actor: Actor::Junior,
+                tick: reading.tick,
+                text: t.text,
+                logprob: t.logprob,
+                top: t.top,
+            })
+            .await;
+        self.emitter.emit(self.watch.belief_event(&reading)).await;
+        self.gate.set_shadow(control.shadow);
+        match self.gate.on_token(reading.below) {
+            Verdict::Escalate => Flow::Cut(EscalationReason::Threshold),
+            Verdict::ShadowCrossing => {
+                let route = self.watch.shadow_route();
+                let ev = self
+                    .watch
+                    .escalated(self.step, route, EscalationReason::Threshold, true);
+                self.emitter.emit(ev).await;
+                Flow::Continue
+            }
+            Verdict::Continue => Flow::Continue,
+        }
     }
 
-    #[test]
-    fn ask_counts_follow_marks_shadow_outcomes_and_silent_failures() {
-        let marked = [rec(false, Some(true)), rec(false, Some(false))];
-        assert_eq!(
-            ask_counts(&marked, Outcome::Success),
-            AskCounts {
-                tp: 1,
-                fp: 1,
-                fn_: 0
-            }
-        );
-        let shadow = [rec(true, None)];
-        assert_eq!(
-            ask_counts(&shadow, Outcome::Failure),
-            AskCounts {
-                tp: 1,
-                fp: 0,
-                fn_: 0
-            }
-        );
-        assert_eq!(
-            ask_counts(&shadow, Outcome::Success),
-            AskCounts {
-                tp: 0,
-                fp: 1,
-                fn_: 0
-            }
-        );
-        let live_senior = [rec(false, None)];
-        assert_eq!(
-            ask_counts(&live_senior, Outcome::Failure),
-            AskCounts::default()
-        );
-        assert_eq!(
-            ask_counts(&[], Outcome::Failure),
-            AskCounts {
-                tp: 0,
-                fp: 0,
-                fn_: 1
-            }
-        );
-        assert_eq!(ask_counts(&[], Outcome::Unlabelled), AskCounts::default());
+    fn no_logprobs(&mut self) {
+        self.watch.note_no_logprobs();
+    }
+}
+
+/// The senior's tokens are logged at the junior's clock, and judged by no one.
+struct SeniorTokens<'s> {
+    emitter: &'s Emitter,
+    tick: u64,
+}
+
+impl TokenObserver for SeniorTokens<'_> {
+    async fn token(&mut self, t: StreamedToken, _control: Control) -> Flow {
+        self.emitter
+            .emit(Event::Token {
+                actor: Actor::Senior,
+                tick: self.tick,
+                text: t.text,
+                logprob: t.logprob,
+                top: t.top,
+            })
+            .await;
+        Flow::Continue
     }
 }

@@ -1,16 +1,33 @@
-//! Executing the tool call of a turn: approval, the tool itself, the checkpoint, and the step
-//! evidence the judge gets from what the tool reported.
+//! Executing the tool call of a turn: what the reply proposes, approval, the tool itself,
+//! its result and checkpoint, and the step facts the judge gets from what the tool reported.
+//!
+//! A step takes values and returns values: it never decides an escalation and never holds
+//! the session's state. [`act`] says what a call came to ([`Acted`]); the loop resolves the
+//! calls that need it (`finish` runs the check, `ask_operator` asks); [`record`] logs the
+//! result, takes the checkpoint and returns the [`StepReport`] the judge reads.
 
 use crate::config::{Approval, Config};
-use crate::event::{Actor, Command, EscalationReason, Event, Outcome};
+use crate::event::{Actor, Event, Outcome};
 use crate::llm::types::{Message, ToolCall};
 use crate::repo::Repo;
 
-use super::escalate::{self, OperatorReply};
-use super::session::{Approvals, State};
+use super::emitter::Emitter;
+use super::inbox::{Inbox, Intent, Waiting};
 use super::tools::run::{ShellCommand, run_shell};
-use super::tools::{self, OutcomeKind, Workspace};
-use super::watch::StepFacts;
+use super::tools::spec::{APPLY_PATCH, FINISH, LIST_FILES, READ_FILE, RUN, SEARCH, WRITE_FILE};
+use super::tools::{self, ASK_OPERATOR, OutcomeKind, Workspace};
+use crate::competence::StepFacts;
+
+/// Who can say yes to a tool call that needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// `exec --approve`: every call is approved.
+    Granted,
+    /// Someone at the TUI answers `ApprovalRequested` with `Command::Approve`.
+    Interactive,
+    /// Nobody: calls that need approval are refused (and logged).
+    Refused,
+}
 
 /// What the session has that a step needs, borrowed for the session's duration.
 pub(crate) struct StepEnv<'a> {
@@ -22,88 +39,85 @@ pub(crate) struct StepEnv<'a> {
     pub approvals: Approvals,
 }
 
-pub(crate) enum StepResult {
-    Continue,
-    Finished(Outcome),
-    Escalate(EscalationReason),
+/// What a model's reply proposes to do.
+///
+/// This is the one place a reply becomes an action: a reader of tool calls written as text
+/// plugs in here, before the step runs anything.
+pub(crate) enum Proposal<'a> {
+    /// One call to run; further calls in the same reply are answered "not run".
+    Call {
+        call: &'a ToolCall,
+        extra: &'a [ToolCall],
+    },
+    /// The reply called no tool.
+    NoCall,
+}
+
+impl<'a> Proposal<'a> {
+    pub fn of(_text: &str, calls: &'a [ToolCall]) -> Proposal<'a> {
+        match calls.split_first() {
+            Some((call, extra)) => Proposal::Call { call, extra },
+            None => Proposal::NoCall,
+        }
+    }
+}
+
+/// The message a model gets after a reply that called no tool.
+pub(crate) const NUDGE_NO_CALL: &str =
+    "Reply with exactly one tool call. Call finish when the task is done.";
+
+/// What a proposed call came to.
+pub(crate) enum Acted {
+    /// The tool ran, or was refused; the result goes to the model.
+    Ran {
+        ok: bool,
+        output: String,
+        facts: StepFacts,
+        /// The path the call wrote to, if it wrote one.
+        wrote: Option<String>,
+    },
+    /// `finish`: the loop runs the check.
+    Finish,
+    /// `ask_operator`: the loop asks.
+    Ask {
+        question: String,
+        options: Vec<String>,
+    },
+    /// The operator forced an escalation while the call waited for approval: the call is
+    /// discarded unrun.
+    Escalate,
     Quit,
 }
 
-pub(crate) struct StepOutcome {
-    pub result: StepResult,
-    /// The calls as they go into the history (every call gets a tool reply).
-    pub calls_made: Vec<ToolCall>,
-    pub replies: Vec<Message>,
-    /// One line of what was done, for the junior after a senior step.
-    pub summary: String,
+/// The arguments of a call as JSON (a non-JSON string is kept as a string).
+pub(crate) fn arguments(call: &ToolCall) -> serde_json::Value {
+    let text = &call.function.arguments;
+    serde_json::from_str(text).unwrap_or(serde_json::Value::String(text.clone()))
 }
 
-/// Snapshot of the work tree after `step`, if the directory is a git repository.
-pub(crate) fn checkpoint(env: &StepEnv<'_>, _st: &State, step: u32) -> Option<String> {
-    let repo = env.repo?.lock().ok()?;
-    repo.checkpoint(env.session_id, step).ok()
-}
-
-const READ_ONLY: [&str; 3] = ["list_files", "read_file", "search"];
-
-pub(crate) async fn run_step(
-    st: &mut State,
+/// Logs the call, asks for approval when needed, and runs it.
+pub(crate) async fn act(
     env: &StepEnv<'_>,
+    emitter: &Emitter,
+    inbox: &mut Inbox,
+    step: u32,
     actor: Actor,
-    _text: &str,
-    calls: &[ToolCall],
-) -> StepOutcome {
-    let step = st.step;
-    let Some((call, extra)) = calls.split_first() else {
-        let replies = vec![Message::user(
-            "Reply with exactly one tool call. Call finish when the task is done.",
-        )];
-        let result = end_step(
-            st,
-            env,
-            actor,
-            None,
-            false,
-            StepFacts {
-                no_diff: true,
-                ..StepFacts::default()
-            },
-        )
-        .await;
-        return StepOutcome {
-            result,
-            calls_made: Vec::new(),
-            replies,
-            summary: "said something, called no tool".into(),
-        };
-    };
-    let mut replies = Vec::new();
-    let name = call.function.name.clone();
-    let args_text = call.function.arguments.clone();
-    let args: serde_json::Value =
-        serde_json::from_str(&args_text).unwrap_or(serde_json::Value::String(args_text.clone()));
-    st.emitter
+    call: &ToolCall,
+) -> Acted {
+    let name = call.function.name.as_str();
+    let args = arguments(call);
+    emitter
         .emit(Event::ToolCalled {
             step,
             actor,
             call_id: call.id.clone(),
-            name: name.clone(),
+            name: name.to_string(),
             arguments: args.clone(),
         })
         .await;
-    let repeated = !st.seen_calls.insert((name.clone(), args_text.clone()));
-    let mut result = StepResult::Continue;
-    let mut facts = StepFacts {
-        repeated_action: repeated,
-        ..StepFacts::default()
-    };
-    let (ok, output) = match name.as_str() {
-        "finish" => {
-            let outcome = run_check(st, env).await;
-            result = StepResult::Finished(outcome);
-            (true, "finished".to_string())
-        }
-        "ask_operator" => {
+    match name {
+        FINISH => return Acted::Finish,
+        ASK_OPERATOR => {
             let question = args
                 .get("question")
                 .and_then(|q| q.as_str())
@@ -118,155 +132,124 @@ pub(crate) async fn run_step(
                         .collect()
                 })
                 .unwrap_or_default();
-            match escalate::self_ask(st, env.config, &question, options).await {
-                OperatorReply::Answer(a) => (true, a),
-                OperatorReply::Defer => {
-                    result = StepResult::Escalate(EscalationReason::SelfAsk);
-                    (
-                        true,
-                        "The operator asked a senior engineer to decide.".to_string(),
-                    )
-                }
-                OperatorReply::Quit => {
-                    result = StepResult::Quit;
-                    (false, "the session was stopped".to_string())
-                }
-            }
+            return Acted::Ask { question, options };
         }
-        _ => match approve(st, env, call, &name, &args).await {
-            Approved::Yes => {
-                let out = env.workspace.execute(&name, &args_text).await;
-                facts.tool_error =
-                    matches!(out.kind, OutcomeKind::ToolError | OutcomeKind::BadArguments);
-                facts.patch_rejected = matches!(out.kind, OutcomeKind::PatchRejected);
-                if out.writes
-                    && let Some(path) = args.get("path").and_then(|p| p.as_str())
-                    && !st.files_touched.iter().any(|f| f == path)
-                {
-                    st.files_touched.push(path.to_string());
-                }
-                (out.ok, out.output)
-            }
-            Approved::No(why) => (false, why),
-            Approved::Quit => {
-                result = StepResult::Quit;
-                (false, "the session was stopped".to_string())
-            }
-        },
+        _ => {}
+    }
+    match approve(env, emitter, inbox, step, actor, call, &args).await {
+        Approved::Yes => {}
+        Approved::No(why) => {
+            return Acted::Ran {
+                ok: false,
+                output: why,
+                facts: StepFacts::default(),
+                wrote: None,
+            };
+        }
+        Approved::Escalate => return Acted::Escalate,
+        Approved::Quit => return Acted::Quit,
+    }
+    let out = env.workspace.execute(name, &call.function.arguments).await;
+    let facts = StepFacts {
+        tool_error: matches!(out.kind, OutcomeKind::ToolError | OutcomeKind::BadArguments),
+        patch_rejected: matches!(out.kind, OutcomeKind::PatchRejected),
+        ..StepFacts::default()
     };
-    st.emitter
+    let wrote = if out.writes {
+        args.get("path")
+            .and_then(|p| p.as_str())
+            .map(str::to_string)
+    } else {
+        None
+    };
+    Acted::Ran {
+        ok: out.ok,
+        output: out.output,
+        facts,
+        wrote,
+    }
+}
+
+/// A finished step, as the judge and the conversation need it.
+pub(crate) struct StepReport {
+    /// The step's facts, with `no_diff` from the checkpoint.
+    pub facts: StepFacts,
+    /// Tool replies for the conversation (every call gets one).
+    pub replies: Vec<Message>,
+    /// One line of what was done, for the junior after a senior step.
+    pub summary: String,
+    /// The checkpoint after the step (the previous one when nothing could be taken).
+    pub checkpoint: Option<String>,
+}
+
+/// The result of a call that ran: logs it, answers every call of the reply, and takes the
+/// checkpoint that says whether the work tree changed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn record(
+    env: &StepEnv<'_>,
+    emitter: &Emitter,
+    step: u32,
+    call: &ToolCall,
+    extra: &[ToolCall],
+    ok: bool,
+    output: String,
+    mut facts: StepFacts,
+    last_checkpoint: Option<&str>,
+) -> StepReport {
+    let name = call.function.name.as_str();
+    emitter
         .emit(Event::ToolResulted {
             step,
             call_id: call.id.clone(),
-            name: name.clone(),
+            name: name.to_string(),
             ok,
             output: output.clone(),
         })
         .await;
-    st.tool_outputs.push((name.clone(), output.clone()));
-    replies.push(Message::tool(call.id.clone(), output.clone()));
+    let summary = format!("{name}: {}", first_line(&output));
+    let mut replies = vec![Message::tool(call.id.clone(), output)];
     for c in extra {
         replies.push(Message::tool(
             c.id.clone(),
             "not run: one tool call per reply",
         ));
     }
-    let checkpoint = checkpoint(env, st, step);
-    let changed = checkpoint.is_some() && checkpoint != st.last_checkpoint;
-    facts.no_diff = !changed && !READ_ONLY.contains(&name.as_str()) && name != "finish";
-    if checkpoint.is_some() {
-        st.last_checkpoint = checkpoint.clone();
-    }
-    let judged = end_step_with(st, env, actor, Some(name.clone()), ok, facts, checkpoint).await;
-    if matches!(result, StepResult::Continue) {
-        result = judged;
-    }
-    let summary = format!("{name}: {}", first_line(&output));
-    StepOutcome {
-        result,
-        calls_made: calls.to_vec(),
+    let taken = checkpoint(env, step);
+    let changed = taken.is_some() && taken.as_deref() != last_checkpoint;
+    facts.no_diff = !changed && !matches!(name, LIST_FILES | READ_FILE | SEARCH | FINISH);
+    StepReport {
+        facts,
         replies,
         summary,
+        checkpoint: taken.or_else(|| last_checkpoint.map(str::to_string)),
     }
+}
+
+/// The report of a reply that called no tool: the model is told to call one.
+pub(crate) fn no_call(last_checkpoint: Option<&str>) -> StepReport {
+    StepReport {
+        facts: StepFacts {
+            no_diff: true,
+            ..StepFacts::default()
+        },
+        replies: vec![Message::user(NUDGE_NO_CALL)],
+        summary: "said something, called no tool".into(),
+        checkpoint: last_checkpoint.map(str::to_string),
+    }
+}
+
+/// Snapshot of the work tree after `step`, if the directory is a git repository.
+pub(crate) fn checkpoint(env: &StepEnv<'_>, step: u32) -> Option<String> {
+    let repo = env.repo?.lock().ok()?;
+    repo.checkpoint(env.session_id, step).ok()
 }
 
 fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").chars().take(120).collect()
 }
 
-async fn end_step(
-    st: &mut State,
-    env: &StepEnv<'_>,
-    actor: Actor,
-    tool: Option<String>,
-    ok: bool,
-    facts: StepFacts,
-) -> StepResult {
-    let cp = st.last_checkpoint.clone();
-    end_step_with(st, env, actor, tool, ok, facts, cp).await
-}
-
-/// Adds the step evidence (junior steps only), logs the step end, and says whether the
-/// judge now wants to escalate.
-async fn end_step_with(
-    st: &mut State,
-    _env: &StepEnv<'_>,
-    actor: Actor,
-    tool: Option<String>,
-    ok: bool,
-    facts: StepFacts,
-    checkpoint: Option<String>,
-) -> StepResult {
-    let step = st.step;
-    if actor == Actor::Senior {
-        st.emitter
-            .emit(Event::StepEnded {
-                step,
-                actor,
-                tick: st.watch.tick(),
-                tool,
-                ok,
-                belief: st.watch.belief(),
-                terms: Vec::new(),
-                checkpoint,
-            })
-            .await;
-        return StepResult::Continue;
-    }
-    let reading = st.watch.step(&facts);
-    let terms = st.watch.last_terms().to_vec();
-    if !terms.is_empty() {
-        st.emitter.emit(reading.event(&st.watch)).await;
-    }
-    st.emitter
-        .emit(Event::StepEnded {
-            step,
-            actor,
-            tick: reading.tick,
-            tool,
-            ok,
-            belief: reading.belief,
-            terms,
-            checkpoint,
-        })
-        .await;
-    if reading.below && st.cooldown == 0 {
-        if st.shadow {
-            if reading.crossed {
-                st.escalations
-                    .push(super::session::EscalationRecord::shadow());
-                let ev = st.watch.shadow_escalation(step);
-                st.emitter.emit(ev).await;
-            }
-        } else {
-            return StepResult::Escalate(EscalationReason::Threshold);
-        }
-    }
-    StepResult::Continue
-}
-
 /// Runs `agent.check` and turns its exit status into the session's label.
-async fn run_check(st: &mut State, env: &StepEnv<'_>) -> Outcome {
+pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter) -> Outcome {
     let Some(command) = env.config.agent.check.clone() else {
         return Outcome::Unlabelled;
     };
@@ -284,7 +267,7 @@ async fn run_check(st: &mut State, env: &StepEnv<'_>) -> Outcome {
         Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),
         Err(e) => (None, e.to_string(), false),
     };
-    st.emitter
+    emitter
         .emit(Event::CheckRan {
             command,
             exit_code,
@@ -302,25 +285,28 @@ async fn run_check(st: &mut State, env: &StepEnv<'_>) -> Outcome {
 enum Approved {
     Yes,
     No(String),
+    Escalate,
     Quit,
 }
 
 async fn approve(
-    st: &mut State,
     env: &StepEnv<'_>,
+    emitter: &Emitter,
+    inbox: &mut Inbox,
+    step: u32,
+    actor: Actor,
     call: &ToolCall,
-    name: &str,
     args: &serde_json::Value,
 ) -> Approved {
+    let name = call.function.name.as_str();
     let needed = match env.config.agent.approval {
         Approval::Never => false,
         Approval::Always => true,
-        Approval::OnWrite => tools::is_write(name, &args.to_string()),
+        Approval::OnWrite => tools::is_write(name, &call.function.arguments),
     };
     if !needed {
         return Approved::Yes;
     }
-    let step = st.step;
     let decided = |approved: bool, by: &str| Event::ApprovalDecided {
         step,
         call_id: call.id.clone(),
@@ -329,18 +315,18 @@ async fn approve(
     };
     match env.approvals {
         Approvals::Granted => {
-            st.emitter.emit(decided(true, "flag")).await;
+            emitter.emit(decided(true, "flag")).await;
             Approved::Yes
         }
         Approvals::Refused => {
-            st.emitter.emit(decided(false, "policy")).await;
+            emitter.emit(decided(false, "policy")).await;
             Approved::No(format!(
                 "refused: `{name}` needs the operator's approval (agent.approval) and nobody can give it; \
                  run with --approve or set agent.approval = \"never\""
             ))
         }
         Approvals::Interactive => {
-            st.emitter
+            emitter
                 .emit(Event::ApprovalRequested {
                     step,
                     call_id: call.id.clone(),
@@ -348,19 +334,24 @@ async fn approve(
                     summary: describe_call(name, args),
                 })
                 .await;
-            loop {
-                match st.commands.recv().await {
-                    Some(Command::Approve { call_id, approved }) if call_id == call.id => {
-                        st.emitter.emit(decided(approved, "operator")).await;
-                        return if approved {
-                            Approved::Yes
-                        } else {
-                            Approved::No(format!("refused: the operator did not approve `{name}`"))
-                        };
-                    }
-                    Some(Command::Quit) | None => return Approved::Quit,
-                    Some(Command::SetShadow { on }) => st.shadow = on,
-                    Some(_) => {}
+            let waiting = Waiting::Approval {
+                call_id: &call.id,
+                junior: actor == Actor::Junior,
+            };
+            match inbox.wait(waiting).await {
+                Intent::Approved(true) => {
+                    emitter.emit(decided(true, "operator")).await;
+                    Approved::Yes
+                }
+                Intent::Escalate => {
+                    // The operator's escalation withdraws the call: refused by the operator.
+                    emitter.emit(decided(false, "operator")).await;
+                    Approved::Escalate
+                }
+                Intent::Quit => Approved::Quit,
+                _ => {
+                    emitter.emit(decided(false, "operator")).await;
+                    Approved::No(format!("refused: the operator did not approve `{name}`"))
                 }
             }
         }
@@ -376,14 +367,14 @@ fn describe_call(name: &str, args: &serde_json::Value) -> String {
             .to_string()
     };
     match name {
-        "write_file" => {
+        WRITE_FILE => {
             let lines = args
                 .get("content")
                 .and_then(|v| v.as_str())
                 .map_or(0, |c| c.lines().count());
             format!("write {} ({lines} lines)", field("path"))
         }
-        "apply_patch" => {
+        APPLY_PATCH => {
             let patch = field("patch");
             let files: Vec<String> = patch
                 .lines()
@@ -399,7 +390,7 @@ fn describe_call(name: &str, args: &serde_json::Value) -> String {
                 }
             )
         }
-        "run" => format!("run `{}`", field("command")),
+        RUN => format!("run `{}`", field("command")),
         other => format!("{other} {args}"),
     }
 }

@@ -1,21 +1,25 @@
-//! One model turn: stream a reply, feed every junior token to the judge, stop the stream the
-//! moment the judge (or the operator) says so, and retry infrastructure faults.
+//! One model turn: stream a reply, hand every token to an observer (the judge, for the
+//! junior), stop the stream the moment the observer or the operator says so, and retry
+//! infrastructure faults.
 //!
 //! Faults are not incompetence: a refused connection, a 5xx or a dropped stream is logged as
 //! `Event::Fault` and retried; nothing about it reaches the judge. Tokens the junior really
 //! produced before a drop stay counted: they are evidence about the junior, and the log shows
 //! exactly what the judge saw, so replay reproduces every decision.
+//!
+//! The turn knows nothing of the session's state: what a token means is the observer's
+//! business ([`TokenObserver`]), what a finished reply means is the caller's.
 
 use futures::StreamExt;
-use tokio::sync::mpsc;
 
-use crate::event::{Actor, Command, EscalationReason, Event};
+use crate::event::{Actor, Alternative, EscalationReason, Event};
 use crate::llm::types::{ChatRequest, Delta, ToolCall};
 use crate::llm::usage::UsageTally;
 use crate::llm::{Client, LlmError};
 
 use super::emitter::Emitter;
-use super::watch::Watch;
+use super::inbox::{Control, Inbox, Intent, Waiting};
+use super::retry::{AfterFault, Retry, cost_event};
 
 /// How a turn ended.
 #[derive(Debug)]
@@ -34,163 +38,105 @@ pub enum TurnEnd {
     Failed(LlmError),
 }
 
-/// What a turn needs from the session, borrowed for the turn's duration.
-pub struct TurnContext<'a> {
-    pub emitter: &'a Emitter,
-    pub commands: &'a mut mpsc::Receiver<Command>,
-    pub watch: &'a mut Watch,
-    /// Live mode and not in cooldown: a crossing cuts the stream.
-    pub may_escalate: bool,
-    pub shadow: &'a mut bool,
-    pub step: u32,
-    pub paused: &'a mut bool,
-    /// Money spent so far in the session; each request adds its cost.
-    pub usd: &'a mut f64,
-    /// Shadow-mode crossings are recorded here for Ask-F1.
-    pub escalations: &'a mut Vec<super::session::EscalationRecord>,
+/// Whether the stream goes on after a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    /// Cut the stream now: the proposed action is discarded before it runs.
+    Cut(EscalationReason),
 }
 
-/// Streams one reply from `client` as `actor`.
-pub async fn stream_turn(
-    ctx: &mut TurnContext<'_>,
+/// One streamed token.
+pub(crate) struct StreamedToken {
+    pub text: String,
+    pub logprob: Option<f64>,
+    pub top: Vec<Alternative>,
+}
+
+/// What the caller does with each token of a turn.
+pub(crate) trait TokenObserver {
+    /// One token, with the control state the operator has set right now.
+    async fn token(&mut self, token: StreamedToken, control: Control) -> Flow;
+    /// The server sends no logprobs.
+    fn no_logprobs(&mut self) {}
+}
+
+/// Streams one reply from `client` as `actor`, with retries.
+pub(crate) async fn stream_turn(
+    emitter: &Emitter,
+    inbox: &mut Inbox,
     client: &Client,
     actor: Actor,
     req: &ChatRequest,
+    observer: &mut impl TokenObserver,
 ) -> TurnEnd {
-    let mut attempt: u32 = 0;
+    let mut retry = Retry::new(actor);
     loop {
-        attempt += 1;
-        match attempt_turn(ctx, client, actor, req).await {
-            Attempt::End(end) => return end,
-            Attempt::Fault(err) => {
-                ctx.emitter
-                    .emit(Event::Fault {
-                        actor,
-                        kind: err.kind().to_string(),
-                        message: err.to_string(),
-                        retryable: err.retryable(),
-                        attempt,
-                    })
-                    .await;
-                let Some(delay) = client.retry_delay(&err, attempt) else {
-                    return TurnEnd::Failed(err);
-                };
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
-                    cmd = ctx.commands.recv() => {
-                        if matches!(cmd, Some(Command::Quit) | None) {
-                            return TurnEnd::Quit;
-                        }
-                    }
-                }
-            }
+        let err = match attempt_turn(emitter, inbox, client, actor, req, observer).await {
+            Ok(end) => return end,
+            Err(err) => err,
+        };
+        match retry.fault(emitter, inbox, client, err).await {
+            AfterFault::Again => {}
+            AfterFault::GiveUp(err) => return TurnEnd::Failed(err),
+            AfterFault::Quit => return TurnEnd::Quit,
+            AfterFault::Escalate => return TurnEnd::Escalate(EscalationReason::Forced),
         }
     }
-}
-
-enum Attempt {
-    End(TurnEnd),
-    Fault(LlmError),
 }
 
 async fn attempt_turn(
-    ctx: &mut TurnContext<'_>,
+    emitter: &Emitter,
+    inbox: &mut Inbox,
     client: &Client,
     actor: Actor,
     req: &ChatRequest,
-) -> Attempt {
-    let mut stream = match client.stream_once(req).await {
-        Ok(s) => s,
-        Err(e) => return Attempt::Fault(e),
-    };
+    observer: &mut impl TokenObserver,
+) -> Result<TurnEnd, LlmError> {
+    let mut stream = client.stream_once(req).await?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     let mut tally = UsageTally::default();
-    loop {
+    let waiting = Waiting::Stream {
+        junior: actor == Actor::Junior,
+    };
+    let cut = loop {
         tokio::select! {
             biased;
-            cmd = ctx.commands.recv() => {
-                match cmd {
-                    Some(Command::Quit) | None => return Attempt::End(TurnEnd::Quit),
-                    Some(Command::ForceEscalate) if actor == Actor::Junior => {
-                        return Attempt::End(TurnEnd::Escalate(EscalationReason::Forced));
-                    }
-                    Some(Command::SetShadow { on }) => *ctx.shadow = on,
-                    Some(Command::Pause) => *ctx.paused = true,
-                    Some(Command::Resume) => *ctx.paused = false,
-                    // Answers and approvals only mean something while one is pending.
-                    Some(_) => {}
-                }
-            }
+            cmd = inbox.recv() => match inbox.handle(cmd, waiting).await {
+                Some(Intent::Quit) => return Ok(TurnEnd::Quit),
+                Some(Intent::Escalate) => break Some(EscalationReason::Forced),
+                _ => {}
+            },
             delta = stream.next() => {
-                let Some(delta) = delta else { break };
-                if let Ok(d) = &delta {
-                    tally.observe(d);
-                }
+                let Some(delta) = delta else { break None };
+                let delta = delta?;
+                tally.observe(&delta);
                 match delta {
-                    Err(e) => return Attempt::Fault(e),
-                    Ok(Delta::Token { text: t, logprob, top }) => {
+                    Delta::Token { text: t, logprob, top } => {
                         text.push_str(&t);
-                        if actor == Actor::Junior {
-                            let reading = ctx.watch.token(&t, logprob, &top);
-                            ctx.emitter.emit(Event::Token {
-                                actor, tick: reading.tick, text: t, logprob, top,
-                            }).await;
-                            ctx.emitter.emit(reading.event(ctx.watch)).await;
-                            if reading.below && ctx.may_escalate && !*ctx.shadow {
-                                // Dropping the stream closes the request: the junior stops now.
-                                drop(stream);
-                                log_cost(ctx.emitter, ctx.usd, client, actor, req, &tally).await;
-                                return Attempt::End(TurnEnd::Escalate(EscalationReason::Threshold));
-                            }
-                            if reading.crossed && *ctx.shadow {
-                                ctx.escalations.push(super::session::EscalationRecord::shadow());
-                                ctx.emitter.emit(ctx.watch.shadow_escalation(ctx.step)).await;
-                            }
-                        } else {
-                            ctx.emitter.emit(Event::Token {
-                                actor, tick: ctx.watch.tick(), text: t, logprob, top,
-                            }).await;
+                        let token = StreamedToken { text: t, logprob, top };
+                        if let Flow::Cut(reason) = observer.token(token, inbox.control()).await {
+                            break Some(reason);
                         }
                     }
-                    Ok(Delta::ToolCall(call)) => tool_calls.push(call),
-                    Ok(Delta::Finish(_)) => {}
-                    Ok(Delta::Usage(_)) => {}
-                    Ok(Delta::Warning { kind, message }) => {
-                        if kind == "no_logprobs" && actor == Actor::Junior {
-                            ctx.watch.note_no_logprobs();
+                    Delta::ToolCall(call) => tool_calls.push(call),
+                    Delta::Finish(_) | Delta::Usage(_) => {}
+                    Delta::Warning { kind, message } => {
+                        if kind == "no_logprobs" {
+                            observer.no_logprobs();
                         }
-                        ctx.emitter.emit(Event::Warning { kind, message }).await;
+                        emitter.emit(Event::Warning { kind, message }).await;
                     }
                 }
             }
         }
-    }
-    log_cost(ctx.emitter, ctx.usd, client, actor, req, &tally).await;
-    Attempt::End(TurnEnd::Done { text, tool_calls })
-}
-
-/// Logs the tokens and money of one request and adds them to the session's total; the
-/// tally estimates (and marks as estimated) what a server did not report.
-pub(crate) async fn log_cost(
-    emitter: &Emitter,
-    usd_total: &mut f64,
-    client: &Client,
-    actor: Actor,
-    req: &ChatRequest,
-    tally: &UsageTally,
-) {
-    let (usage, estimated) = tally.usage(req);
-    let usd = client.cost(usage);
-    *usd_total += usd;
-    emitter
-        .emit(Event::CostIncurred {
-            actor,
-            model: client.model().to_string(),
-            input_tokens: usage.prompt_tokens,
-            output_tokens: usage.completion_tokens,
-            usd,
-            estimated,
-        })
-        .await;
+    };
+    // Dropping the stream closes the request: a cut junior stops now.
+    drop(stream);
+    emitter.emit(cost_event(client, actor, req, &tally)).await;
+    Ok(match cut {
+        Some(reason) => TurnEnd::Escalate(reason),
+        None => TurnEnd::Done { text, tool_calls },
+    })
 }

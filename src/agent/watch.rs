@@ -5,14 +5,12 @@
 //! reads a calibration file, picks the threshold policy from config, and remembers which
 //! evidence moved the belief most in the current step (the "why" of an escalation).
 
-use crate::competence::evidence::StepFacts as Facts;
 use crate::competence::{
-    Calibration, DpSpec, Judge, RouteCost, StopCosts, Threshold, TokenSignals, solve,
+    Calibration, DpSpec, Judge, Reading, RouteCost, StepFacts, StopCosts, Threshold, TokenSignals,
+    solve,
 };
 use crate::config::{Config, RouteMode, ThresholdKind};
 use crate::event::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
-
-pub use crate::competence::evidence::StepFacts;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
@@ -35,40 +33,12 @@ const LAW_ATOMS: usize = 64;
 /// step evidence into the per-tick law.
 const STEP_PROBABILITY: f64 = 0.01;
 
-/// One reading of the judge after new evidence.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reading {
-    pub tick: u64,
-    pub belief: f64,
-    pub log_odds: f64,
-    pub threshold: f64,
-    /// B_t < τ_t.
-    pub below: bool,
-    /// Below now, and was not below at the previous reading (the moment of crossing).
-    pub crossed: bool,
-}
-
-impl Reading {
-    /// The `BeliefUpdated` event for this reading, with the terms just added.
-    pub fn event(&self, watch: &Watch) -> Event {
-        Event::BeliefUpdated {
-            tick: self.tick,
-            belief: self.belief,
-            log_odds: self.log_odds,
-            threshold: self.threshold,
-            policy: watch.policy.to_string(),
-            terms: watch.judge.terms().to_vec(),
-        }
-    }
-}
-
 /// The judge of one session, with what the agent needs around it.
 #[derive(Debug, Clone)]
 pub struct Watch {
     judge: Judge,
     policy: &'static str,
     shadow_route: Route,
-    was_below: bool,
     /// Summed llr and last value per signal over the current step.
     step_llr: [f64; SignalKind::ALL.len()],
     step_value: [f64; SignalKind::ALL.len()],
@@ -86,7 +56,6 @@ impl Watch {
             judge: Judge::new(calibration, threshold),
             policy,
             shadow_route,
-            was_below: false,
             step_llr: [0.0; SignalKind::ALL.len()],
             step_value: [0.0; SignalKind::ALL.len()],
             no_logprobs_noted: false,
@@ -200,14 +169,14 @@ impl Watch {
         let signals = TokenSignals::from_alternatives(text, logprob, top);
         self.judge.observe_token(&signals);
         self.remember_terms();
-        self.reading()
+        self.judge.reading()
     }
 
     /// The facts of a finished junior step; the step's "why" starts afresh afterwards.
-    pub fn step(&mut self, facts: &Facts) -> Reading {
+    pub fn step(&mut self, facts: &StepFacts) -> Reading {
         self.judge.observe_step(facts);
         self.remember_terms();
-        let r = self.reading();
+        let r = self.judge.reading();
         self.step_llr = [0.0; SignalKind::ALL.len()];
         r
     }
@@ -215,7 +184,6 @@ impl Watch {
     /// Back to the prior (new information, or after the senior's step); the clock runs on.
     pub fn reset(&mut self) {
         self.judge.reset();
-        self.was_below = false;
         self.step_llr = [0.0; SignalKind::ALL.len()];
     }
 
@@ -241,17 +209,45 @@ impl Watch {
         terms
     }
 
-    /// The event a shadow session logs where a live one would have escalated.
-    pub fn shadow_escalation(&self, step: u32) -> Event {
+    /// The `BeliefUpdated` event for a reading, with the terms just added.
+    pub fn belief_event(&self, reading: &Reading) -> Event {
+        Event::BeliefUpdated {
+            tick: reading.tick,
+            belief: reading.belief,
+            log_odds: reading.log_odds,
+            threshold: reading.threshold,
+            policy: self.policy.to_string(),
+            terms: self.judge.terms().to_vec(),
+        }
+    }
+
+    /// The route a shadow session names for the escalation it would have made.
+    pub fn shadow_route(&self) -> Route {
+        self.shadow_route
+    }
+
+    /// The one way an `Escalated` event is built: the judge's state now, and the why.
+    pub fn escalated(
+        &self,
+        step: u32,
+        route: Route,
+        reason: EscalationReason,
+        shadow: bool,
+    ) -> Event {
+        let why = if reason == EscalationReason::SelfAsk {
+            Vec::new()
+        } else {
+            self.why()
+        };
         Event::Escalated {
             step,
             tick: self.tick(),
-            route: self.shadow_route,
-            reason: EscalationReason::Threshold,
+            route,
+            reason,
             belief: self.belief(),
             threshold: self.threshold(),
-            why: self.why(),
-            shadow: true,
+            why,
+            shadow,
         }
     }
 
@@ -260,22 +256,6 @@ impl Watch {
             let i = t.signal.index();
             self.step_llr[i] += t.llr;
             self.step_value[i] = t.value;
-        }
-    }
-
-    fn reading(&mut self) -> Reading {
-        let belief = self.judge.belief();
-        let threshold = self.judge.threshold();
-        let below = belief < threshold;
-        let crossed = below && !self.was_below;
-        self.was_below = below;
-        Reading {
-            tick: self.judge.tick(),
-            belief,
-            log_odds: self.judge.log_odds(),
-            threshold,
-            below,
-            crossed,
         }
     }
 }

@@ -122,7 +122,7 @@ pub struct Reading {
     pub log_odds: f64,
     pub threshold: f64,
     /// B_t < τ_t.
-    pub escalate: bool,
+    pub below: bool,
 }
 
 /// The per-session judge: a belief, a clock counting junior output tokens, and a threshold.
@@ -223,7 +223,7 @@ impl Judge {
             belief,
             log_odds: self.log_odds(),
             threshold,
-            escalate: belief < threshold,
+            below: belief < threshold,
         }
     }
 }
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(j.terms()[0].signal, SignalKind::ToolError);
         assert!(j.should_escalate());
         let r = j.reading();
-        assert!(r.escalate && r.tick == 1 && r.threshold == 0.5);
+        assert!(r.below && r.tick == 1 && r.threshold == 0.5);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! - [`belief`]: the O(1) log-odds recursion and the per-session [`Judge`];
 //! - [`trajectory`], [`mod@fit`]: labelled sessions, scoring and fitting;
 //! - [`threshold`], [`law`], [`dp`]: constant and myopic thresholds, evidence laws, the
-//!   optimal schedule.
+//!   optimal schedule;
+//! - [`gate`]: the escalation rule (below τ, cooldown, shadow, once per hand-off).
 
 pub mod belief;
 pub mod calibration;
@@ -16,6 +17,7 @@ pub mod calibrator;
 pub mod dp;
 pub mod evidence;
 pub mod fit;
+pub mod gate;
 pub mod law;
 pub mod likelihood;
 mod prior;
@@ -34,6 +36,7 @@ pub use calibrator::{CalibrationMap, EqualMassBins, Isotonic, MapKind, Platt, Sc
 pub use dp::{DpSpec, OptimalSchedule, solve, solve_visiting};
 pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
 pub use fit::{FitOptions, FitReport, fit};
+pub use gate::{Gate, Verdict};
 pub use law::{LlrAtom, LlrLaw};
 pub use likelihood::Likelihood;
 pub use prior::PRIOR_SUCCESS_RATE;

@@ -7,13 +7,13 @@
 //! token's evidence; one at the same tick carries the facts of a step that ended there (and
 //! several steps may end on one tick when replies are only tool calls).
 //!
-//! [`Rescorer`] mirrors the live loop's decisions (src/agent/turn.rs, step.rs,
-//! escalate.rs): below the threshold at a token or step end, not in the cooldown after a
-//! hand-back, one hand-off per crossing; the belief and the clock's cooldown restart when
-//! the senior returns or the operator answers. With the live calibration and policy it
-//! reproduces the logged beliefs and escalation ticks exactly.
+//! [`Rescorer`] decodes, then feeds the live loop's own escalation rule
+//! ([`crate::competence::Gate`]): shadow toggles, hand-backs, and hand-offs that were not
+//! the judge's decision reach the gate at the same place in the stream as they did live.
+//! With the live calibration and policy it reproduces the logged beliefs and escalation
+//! ticks exactly.
 
-use crate::competence::{Judge, Observation, TokenSignals, Trajectory};
+use crate::competence::{Gate, Judge, Observation, TokenSignals, Trajectory, Verdict};
 use crate::event::{Actor, EscalationReason, Event, EvidenceTerm};
 
 /// What the live judge showed at one update, as logged.
@@ -51,6 +51,10 @@ pub enum Evidence {
     StepDone,
     /// The senior returned or the operator answered: the belief restarts from the prior.
     Reset,
+    /// The operator switched shadow mode on or off.
+    Control {
+        shadow: bool,
+    },
     /// The log's own escalation decision.
     Escalated {
         tick: u64,
@@ -144,6 +148,9 @@ impl EvidenceDecoder {
                 self.step_logged = false;
                 out.push(Evidence::Reset);
             }
+            Event::ControlChanged { shadow, .. } => {
+                out.push(Evidence::Control { shadow: *shadow });
+            }
             Event::Escalated {
                 tick,
                 reason,
@@ -213,7 +220,10 @@ impl TrajectoryFold {
                 self.censored = *censored;
                 self.ended = true;
             }
-            Evidence::StepDone | Evidence::Reset | Evidence::Escalated { .. } => {}
+            Evidence::StepDone
+            | Evidence::Reset
+            | Evidence::Control { .. }
+            | Evidence::Escalated { .. } => {}
         }
     }
 }
@@ -235,17 +245,12 @@ pub struct Rescored {
     pub logged: Option<Logged>,
 }
 
-/// A judge driven by logged evidence with the live loop's decision rules.
+/// A judge driven by logged evidence through the live loop's [`Gate`].
 #[derive(Debug, Clone)]
 pub struct Rescorer {
     judge: Judge,
-    shadow: bool,
+    gate: Gate,
     cooldown_steps: u32,
-    cooldown: u32,
-    was_below: bool,
-    /// A live (non-shadow) hand-off happened; the junior's evidence after it, until the
-    /// next reset, is what the log shows, not what this judge would have allowed.
-    handed_off: bool,
 }
 
 impl Rescorer {
@@ -254,11 +259,8 @@ impl Rescorer {
     pub fn new(judge: Judge, cooldown_steps: u32) -> Rescorer {
         Rescorer {
             judge,
-            shadow: false,
+            gate: Gate::new(false, cooldown_steps),
             cooldown_steps,
-            cooldown: 0,
-            was_below: false,
-            handed_off: false,
         }
     }
 
@@ -266,11 +268,8 @@ impl Rescorer {
     pub fn push(&mut self, evidence: &Evidence) -> Option<Rescored> {
         match evidence {
             Evidence::Started { shadow } => {
-                self.shadow = *shadow;
                 self.judge.reset();
-                self.cooldown = 0;
-                self.was_below = false;
-                self.handed_off = false;
+                self.gate = Gate::new(*shadow, self.cooldown_steps);
                 None
             }
             Evidence::Token {
@@ -299,45 +298,45 @@ impl Rescorer {
                 Some(self.reading(true, *logged))
             }
             Evidence::StepDone => {
-                self.cooldown = self.cooldown.saturating_sub(1);
+                self.gate.on_step_done();
                 None
             }
             Evidence::Reset => {
                 self.judge.reset();
-                self.was_below = false;
-                self.handed_off = false;
-                self.cooldown = self.cooldown_steps;
+                self.gate.on_reset();
                 None
             }
-            Evidence::Escalated { .. } | Evidence::Ended { .. } => None,
+            Evidence::Control { shadow } => {
+                self.gate.set_shadow(*shadow);
+                None
+            }
+            Evidence::Escalated { reason, shadow, .. } => {
+                // A hand-off that was not the judge's decision is a fact of the session,
+                // whatever policy re-scores it; the judge's own are this gate's to make.
+                if !shadow && *reason != EscalationReason::Threshold {
+                    self.gate.on_handoff();
+                }
+                None
+            }
+            Evidence::Ended { .. } => None,
         }
     }
 
     fn reading(&mut self, step: bool, logged: Option<Logged>) -> Rescored {
-        let belief = self.judge.belief();
-        let threshold = self.judge.threshold();
-        let below = belief < threshold;
-        let crossed = below && !self.was_below;
-        self.was_below = below;
-        let open = self.cooldown == 0;
-        let escalate = if self.shadow {
-            // Tokens log a shadow escalation at every crossing; step ends only outside
-            // the cooldown (turn.rs and step.rs differ here, and the mirror follows them).
-            crossed && (!step || open)
+        let reading = self.judge.reading();
+        let verdict = if step {
+            self.gate.on_step_end(reading.below)
         } else {
-            below && open && !self.handed_off
+            self.gate.on_token(reading.below)
         };
-        if escalate && !self.shadow {
-            self.handed_off = true;
-        }
         Rescored {
-            tick: self.judge.tick(),
+            tick: reading.tick,
             step,
-            belief,
-            log_odds: self.judge.log_odds(),
-            threshold,
-            below,
-            escalate,
+            belief: reading.belief,
+            log_odds: reading.log_odds,
+            threshold: reading.threshold,
+            below: reading.below,
+            escalate: verdict != Verdict::Continue,
             logged,
         }
     }

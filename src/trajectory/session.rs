@@ -70,8 +70,6 @@ pub struct SessionSummary {
     pub cost: CostSplit,
     pub escalations: Vec<EscalationRecord>,
     pub questions: Vec<QuestionRecord>,
-    /// The Ask-F1 counts the agent loop wrote at the end, kept to compare with a recount.
-    pub logged_ask: Option<AskCounts>,
 }
 
 impl SessionSummary {
@@ -82,6 +80,17 @@ impl SessionSummary {
             .iter()
             .find(|e| !e.shadow && e.reason != EscalationReason::Fault)
             .map(|e| e.route)
+    }
+
+    /// This session's Ask-F1 counts, as `report` pools them; what `session_ended` says.
+    pub fn ask_counts(&self) -> AskCounts {
+        let t = crate::metrics::ask_table(&[self.ask_session()]).pooled;
+        let n = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+        AskCounts {
+            tp: n(t.tp),
+            fp: n(t.fp),
+            fn_: n(t.fn_),
+        }
     }
 
     /// The session as Ask-F1 sees it. Only the judge's own decisions (`threshold`) and the
@@ -112,7 +121,7 @@ impl SessionSummary {
 }
 
 /// Accumulates the events of one session into a [`SessionSummary`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SessionFold {
     summary: SessionSummary,
     last_tick: u64,
@@ -140,7 +149,6 @@ impl SessionFold {
                 cost: CostSplit::default(),
                 escalations: Vec::new(),
                 questions: Vec::new(),
-                logged_ask: None,
             },
             last_tick: 0,
             ended_ticks: None,
@@ -262,14 +270,13 @@ impl SessionFold {
                 steps,
                 ticks,
                 usd,
-                ask,
+                ask: _,
             } => {
                 s.outcome = Some(*outcome);
                 s.censored = *censored;
                 s.steps = s.steps.max(*steps);
                 self.ended_ticks = Some(*ticks);
                 self.ended_usd = Some(*usd);
-                s.logged_ask = Some(*ask);
             }
             Event::Token { .. }
             | Event::ToolCalled { .. }
@@ -278,6 +285,7 @@ impl SessionFold {
             | Event::ToolResulted { .. }
             | Event::CheckRan { .. }
             | Event::Fault { .. }
+            | Event::ControlChanged { .. }
             | Event::Warning { .. } => {}
         }
     }
@@ -409,5 +417,62 @@ mod tests {
         // No junior tokens at all: earliness is undefined, not a division by zero.
         assert_eq!(summaries[1].escalations[0].earliness, None);
         assert_eq!(summaries[1].route_taken(), Some(Route::Operator));
+    }
+
+    fn ended(outcome: Outcome) -> Event {
+        Event::SessionEnded {
+            outcome,
+            censored: false,
+            steps: 1,
+            ticks: 10,
+            usd: 0.0,
+            ask: AskCounts::default(),
+        }
+    }
+
+    fn counts(events: Vec<Event>) -> AskCounts {
+        let mut all = vec![started("s")];
+        all.extend(events);
+        summarize(Path::new("x.jsonl"), all)[0].ask_counts()
+    }
+
+    fn shadow_escalation() -> Event {
+        let mut e = operator_escalation(5);
+        if let Event::Escalated { shadow, route, .. } = &mut e {
+            *shadow = true;
+            *route = Route::Senior;
+        }
+        e
+    }
+
+    /// The session's own Ask-F1 counts (what `session_ended` says): an operator's mark,
+    /// a shadow escalation's outcome, nothing for a live takeover, a silent failure missed.
+    #[test]
+    fn ask_counts_follow_marks_shadow_outcomes_and_silent_failures() {
+        let ask = |tp, fp, fn_| AskCounts { tp, fp, fn_ };
+        let marked = vec![
+            operator_escalation(1),
+            answer(Some(true)),
+            operator_escalation(2),
+            answer(Some(false)),
+            ended(Outcome::Success),
+        ];
+        assert_eq!(counts(marked), ask(1, 1, 0));
+        let shadow = |o| vec![shadow_escalation(), ended(o)];
+        assert_eq!(counts(shadow(Outcome::Failure)), ask(1, 0, 0));
+        assert_eq!(counts(shadow(Outcome::Success)), ask(0, 1, 0));
+        let mut live_senior = operator_escalation(3);
+        if let Event::Escalated { route, .. } = &mut live_senior {
+            *route = Route::Senior;
+        }
+        assert_eq!(
+            counts(vec![live_senior, ended(Outcome::Failure)]),
+            AskCounts::default()
+        );
+        assert_eq!(counts(vec![ended(Outcome::Failure)]), ask(0, 0, 1));
+        assert_eq!(
+            counts(vec![ended(Outcome::Unlabelled)]),
+            AskCounts::default()
+        );
     }
 }

@@ -102,21 +102,15 @@ impl AppState {
         if !self.running() {
             return None;
         }
+        // Pause and shadow change when the session says so (`ControlChanged`), not when the
+        // key is pressed: the screen never shows a state the session is not in.
         if is_char(key, 'p') {
-            self.paused = !self.paused;
-            let cmd = if self.paused {
-                Command::Pause
+            let (cmd, notice) = if self.paused {
+                (Command::Resume, "resume requested")
             } else {
-                Command::Resume
+                (Command::Pause, "pause requested")
             };
-            self.notice = Some(
-                if self.paused {
-                    "pause requested"
-                } else {
-                    "resumed"
-                }
-                .into(),
-            );
+            self.notice = Some(notice.into());
             return Some(vec![Action::Agent(cmd)]);
         }
         if is_char(key, 'e') {
@@ -124,9 +118,12 @@ impl AppState {
             return Some(vec![Action::Agent(Command::ForceEscalate)]);
         }
         if is_char(key, 's') {
-            self.shadow = !self.shadow;
-            self.notice = Some(format!("shadow {}", if self.shadow { "on" } else { "off" }));
-            return Some(vec![Action::Agent(Command::SetShadow { on: self.shadow })]);
+            let on = !self.shadow;
+            self.notice = Some(format!(
+                "shadow {} requested",
+                if on { "on" } else { "off" }
+            ));
+            return Some(vec![Action::Agent(Command::SetShadow { on })]);
         }
         None
     }

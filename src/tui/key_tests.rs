@@ -50,9 +50,20 @@ fn agent(c: Command) -> Vec<Action> {
 fn p_pauses_and_resumes_the_session() {
     let mut s = running();
     assert_eq!(s.handle_key(ch('p')), agent(Command::Pause));
+    assert!(!s.paused, "the screen waits for the session to say so");
+    ack(&mut s, true, false);
     assert!(s.paused);
     assert_eq!(s.handle_key(ch('p')), agent(Command::Resume));
+    ack(&mut s, false, false);
     assert!(!s.paused);
+}
+
+/// The session's answer to a pause, resume or shadow command.
+fn ack(s: &mut AppState, paused: bool, shadow: bool) {
+    s.apply(&Stamped {
+        t_ms: 0,
+        event: Event::ControlChanged { paused, shadow },
+    });
 }
 
 #[test]
@@ -78,11 +89,14 @@ fn s_toggles_shadow_mode() {
         s.handle_key(ch('s')),
         agent(Command::SetShadow { on: true })
     );
+    assert!(!s.shadow, "the screen waits for the session to say so");
+    ack(&mut s, false, true);
     assert!(s.shadow);
     assert_eq!(
         s.handle_key(ch('s')),
         agent(Command::SetShadow { on: false })
     );
+    ack(&mut s, false, false);
     assert!(!s.shadow);
 }
 

@@ -351,6 +351,10 @@ impl AppState {
                     Tone::Warn,
                 ));
             }
+            Event::ControlChanged { paused, shadow } => {
+                self.paused = *paused;
+                self.shadow = *shadow;
+            }
             Event::Warning { kind, message } => self
                 .transcript
                 .push_note(TLine::of(format!("! {kind}: {message}"), Tone::Warn)),

@@ -3,5 +3,6 @@
 
 pub mod support;
 
+mod control;
 mod exec_binary;
 mod loop_cases;

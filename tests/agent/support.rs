@@ -148,3 +148,71 @@ pub fn finish() -> handoff::demo::server::Reply {
         )),
     )
 }
+
+/// What the test does when it sees an event: send a command, or wait before the next.
+#[allow(dead_code)]
+pub enum React {
+    Send(handoff::event::Command),
+    Wait(std::time::Duration),
+}
+
+/// What a driven session left: its end and every event of its log.
+pub struct Driven {
+    pub end: handoff::agent::session::SessionEnd,
+    pub events: Vec<Event>,
+}
+
+impl Driven {
+    pub fn count(&self, kind: &str) -> usize {
+        self.events.iter().filter(|e| e.kind() == kind).count()
+    }
+    /// Index of the first event matching `f`.
+    pub fn position(&self, f: impl Fn(&Event) -> bool) -> Option<usize> {
+        self.events.iter().position(f)
+    }
+}
+
+/// Runs one session with a test in the operator's seat: `react` sees every event as the
+/// session emits it and answers with commands, as the TUI would. Panics when the session
+/// does not end within 30 s (a command the session ignored leaves it waiting).
+pub async fn drive(
+    config: Config,
+    repo: &Path,
+    task: &str,
+    approvals: Approvals,
+    mut react: impl FnMut(&Event) -> Vec<React> + Send + 'static,
+) -> Driven {
+    use handoff::agent::emitter::Emitter;
+    use tokio::sync::mpsc;
+    let logs = tempfile::tempdir().expect("tempdir").keep();
+    let log = logs.join("session.jsonl");
+    let prepared =
+        exec::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
+    let (log_tx, log_task) = exec::spawn_log(&log, &prepared.setup.config.digest());
+    let (op_tx, mut op_rx) = mpsc::channel::<Stamped>(4096);
+    let (cmd_tx, cmd_rx) = mpsc::channel(64);
+    let operator = tokio::spawn(async move {
+        while let Some(s) = op_rx.recv().await {
+            for r in react(&s.event) {
+                match r {
+                    React::Send(c) => {
+                        let _ = cmd_tx.send(c).await;
+                    }
+                    React::Wait(d) => tokio::time::sleep(d).await,
+                }
+            }
+        }
+    });
+    let emitter = Emitter::new(vec![log_tx, op_tx]);
+    let session = handoff::agent::session::run(prepared.setup, emitter, cmd_rx);
+    let end = tokio::time::timeout(std::time::Duration::from_secs(30), session)
+        .await
+        .expect("the session ended")
+        .expect("session runs");
+    let _ = log_task.await;
+    let _ = operator.await;
+    Driven {
+        end,
+        events: read_log(&log),
+    }
+}
