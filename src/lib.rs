@@ -7,6 +7,7 @@ pub mod agent;
 pub mod competence;
 pub mod config;
 pub mod demo;
+pub mod diffview;
 pub mod eval;
 pub mod event;
 pub mod exec;
