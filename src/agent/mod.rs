@@ -1,11 +1,14 @@
 //! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
+pub mod beneath;
 pub mod confine;
 pub mod context;
 pub mod describe;
 pub mod emitter;
 pub mod escalate;
+pub mod gitguard;
 pub mod operator;
+pub mod proctree;
 pub mod prompts;
 pub mod sandbox;
 pub mod session;

@@ -23,6 +23,7 @@ pub mod client;
 pub mod decode;
 pub mod doctor;
 pub mod error;
+pub mod keys;
 pub mod request;
 pub mod transport;
 pub mod types;

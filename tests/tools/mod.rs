@@ -1,6 +1,7 @@
 //! Agent tools, path confinement, checkpoints and the `run` sandbox.
 
 mod confine;
+mod contain;
 mod exec;
 mod patch;
 mod properties;
