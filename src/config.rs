@@ -226,8 +226,21 @@ pub struct AgentConfig {
     pub output_cap_bytes: usize,
     /// What happens to an operator question when nobody can answer.
     pub no_operator: NoOperator,
-    /// Run `run` commands under Landlock where the kernel supports it.
+    /// Confine `run` commands (and the check) where the kernel supports it.
     pub sandbox: bool,
+    /// Let commands use the network and local sockets.
+    pub network: bool,
+    /// Run `check` in the same sandbox as `run` (false: unconfined, with a warning).
+    pub check_sandbox: bool,
+    /// More directories commands may write beneath (`~` is the home directory).
+    pub writable_roots: Vec<PathBuf>,
+    /// `Some`: reads are limited to system directories, the repository, the writable
+    /// roots and these; `None`: reads are not restricted.
+    pub readable_roots: Option<Vec<PathBuf>>,
+    /// Environment variables commands see on top of the built-in allow-list.
+    pub env_pass: Vec<String>,
+    /// Longest tool-call arguments, in bytes, that a tool accepts.
+    pub max_argument_bytes: usize,
 }
 
 /// Paths that override the embedded system prompts.
@@ -334,6 +347,12 @@ impl Default for AgentConfig {
             output_cap_bytes: 16 * 1024,
             no_operator: NoOperator::Senior,
             sandbox: true,
+            network: false,
+            check_sandbox: true,
+            writable_roots: Vec::new(),
+            readable_roots: None,
+            env_pass: Vec::new(),
+            max_argument_bytes: 1024 * 1024,
         }
     }
 }

@@ -1,12 +1,15 @@
 //! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
+pub mod beneath;
 pub mod confine;
 pub mod context;
 pub mod describe;
 pub mod emitter;
+pub mod gitguard;
 pub mod handoff;
 pub mod inbox;
 pub mod operator;
+pub mod proctree;
 pub mod prompts;
 pub mod retry;
 pub mod sandbox;

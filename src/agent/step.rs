@@ -13,7 +13,7 @@ use crate::repo::Repo;
 
 use super::emitter::Emitter;
 use super::inbox::{Inbox, Intent, Waiting};
-use super::tools::run::{ShellCommand, run_shell};
+use super::tools::run::run_shell;
 use super::tools::spec::{APPLY_PATCH, FINISH, LIST_FILES, READ_FILE, RUN, SEARCH, WRITE_FILE};
 use super::tools::{self, ASK_OPERATOR, OutcomeKind, Workspace};
 use crate::competence::StepFacts;
@@ -253,16 +253,7 @@ pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter) -> Outcome {
     let Some(command) = env.config.agent.check.clone() else {
         return Outcome::Unlabelled;
     };
-    // The check is the operator's own command, not the model's: it runs unsandboxed.
-    let spec = ShellCommand {
-        command: command.clone(),
-        cwd: env.workspace.root().to_path_buf(),
-        timeout: std::time::Duration::from_secs(env.config.agent.command_timeout_s),
-        cap_bytes: 2_000,
-        sandbox_writable: None,
-        tmpdir: env.workspace.tmpdir().map(std::path::Path::to_path_buf),
-        hidden_env: env.workspace.hidden_env(),
-    };
+    let spec = env.workspace.check_command(&command);
     let (exit_code, output_tail, passed) = match run_shell(&spec).await {
         Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),
         Err(e) => (None, e.to_string(), false),

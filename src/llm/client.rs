@@ -58,11 +58,12 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Reads the API key from the env var named by `api_key_env` (never logs it).
+    /// Reads the API key from the env var named by `api_key_env` (never logs it; the
+    /// variable is then taken out of the environment, see [`super::keys`]).
     pub fn new(cfg: &ModelConfig) -> Result<Client, LlmError> {
         let api_key = match &cfg.api_key_env {
             None => None,
-            Some(var) => Some(std::env::var(var).map_err(|_| LlmError::Config {
+            Some(var) => Some(super::keys::read(var).ok_or_else(|| LlmError::Config {
                 message: format!("environment variable {var} (api_key_env) is not set"),
             })?),
         };

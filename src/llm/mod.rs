@@ -28,6 +28,7 @@ pub mod client;
 pub mod decode;
 pub mod doctor;
 pub mod error;
+pub mod keys;
 pub mod request;
 pub mod textcall;
 pub mod textprompt;

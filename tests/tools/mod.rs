@@ -2,6 +2,7 @@
 
 mod checkpoints;
 mod confine;
+mod contain;
 mod exec;
 mod patch;
 mod properties;
