@@ -283,26 +283,48 @@ fn candidate(object: &str, tools: &[ToolSpec]) -> Candidate {
     interpret(&value, tools)
 }
 
-/// The object as JSON, or with one layer of doubled braces removed, or with every doubled
-/// brace outside strings collapsed (a model imitating a template's escaping).
+/// The object as JSON, or repaired the ways small models break it: raw newlines and tabs
+/// inside strings (a file's content written out), one layer of doubled braces, or every
+/// doubled brace outside strings collapsed (a model imitating a template's escaping).
 fn parse_lenient(object: &str) -> Result<Value, String> {
     let first = match serde_json::from_str::<Value>(object) {
         Ok(v) => return Ok(v),
         Err(e) => e.to_string(),
     };
-    if object.starts_with("{{") && object.ends_with("}}") {
-        let inner = &object[1..object.len() - 1];
-        if let Ok(v) = serde_json::from_str::<Value>(inner.trim()) {
+    let escaped = escape_raw_controls(object);
+    for text in [object, escaped.as_str()] {
+        if text.starts_with("{{") && text.ends_with("}}") {
+            let inner = &text[1..text.len() - 1];
+            if let Ok(v) = serde_json::from_str::<Value>(inner.trim()) {
+                return Ok(v);
+            }
+        }
+        let collapsed = collapse_doubled_braces(text);
+        if let Ok(v) = serde_json::from_str::<Value>(&collapsed) {
             return Ok(v);
         }
     }
-    let collapsed = collapse_doubled_braces(object);
-    if collapsed != object
-        && let Ok(v) = serde_json::from_str::<Value>(&collapsed)
-    {
-        return Ok(v);
-    }
     Err(first)
+}
+
+/// Raw newlines, carriage returns and tabs inside strings written as JSON escapes.
+fn escape_raw_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut strings = Strings::default();
+    for c in text.chars() {
+        let inside = strings.inside;
+        let mut buf = [0u8; 4];
+        for b in c.encode_utf8(&mut buf).bytes() {
+            strings.structural(b);
+        }
+        match c {
+            '\n' if inside => out.push_str("\\n"),
+            '\r' if inside => out.push_str("\\r"),
+            '\t' if inside => out.push_str("\\t"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn interpret(value: &Value, tools: &[ToolSpec]) -> Candidate {

@@ -117,6 +117,19 @@ fn strings_with_braces_and_quotes_stay_whole() {
 }
 
 #[test]
+fn raw_newlines_inside_a_string_are_repaired() {
+    // The 1.5B writing a file's content with real line breaks (measured on py-wordcount).
+    let text = "```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\n    \"content\": \"def word_counts(text):\\n    words = text.split(' ')\n    return len(words)\",\n    \"path\": \"words.py\"\n  }\n}\n```";
+    assert_eq!(
+        call(text),
+        (
+            "write_file".into(),
+            json!({"path": "words.py", "content": "def word_counts(text):\n    words = text.split(' ')\n    return len(words)"})
+        )
+    );
+}
+
+#[test]
 fn several_calls_give_the_first_and_count_the_rest() {
     let text = "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n{\"name\": \"run\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"finish\", \"arguments\": {\"summary\": \"x\"}}";
     let c = parse_call(text, &specs()).expect("call");
