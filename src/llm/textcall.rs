@@ -15,7 +15,8 @@
 //! Accepted call objects (`arguments` may also be `parameters` or `args`, and may be an
 //! object or a JSON string holding one; absent means `{}`):
 //! `{"name": N, "arguments": A}`, `{"function": {"name": N, "arguments": A}}`,
-//! `{"tool": N, …}`, `{"tool_calls": [call, …]}`, and `{N: A}` when `N` is an offered tool.
+//! `{"tool": N, …}`, `{"tool_calls": [call, …]}`, `{N: A}` when `N` is an offered tool, and
+//! `{"name": N, "summary": …}` with the arguments beside the name (both models did that).
 
 use serde_json::{Map, Value};
 
@@ -327,6 +328,9 @@ fn escape_raw_controls(text: &str) -> String {
     out
 }
 
+/// Keys of a call object that are not arguments.
+const CALL_KEYS: [&str; 6] = ["name", "tool", "tool_name", "function", "type", "id"];
+
 fn interpret(value: &Value, tools: &[ToolSpec]) -> Candidate {
     let Some(object) = value.as_object() else {
         return Candidate::NotACall;
@@ -356,11 +360,24 @@ fn interpret(value: &Value, tools: &[ToolSpec]) -> Candidate {
         .iter()
         .find_map(|k| object.get(*k).and_then(Value::as_str));
     match (name, arguments) {
-        (Some(name), arguments) => Candidate::Call {
+        (Some(name), Some(arguments)) => Candidate::Call {
             name: name.trim().to_string(),
-            arguments: arguments.unwrap_or(Value::Null),
+            arguments,
             more: 0,
         },
+        // `{"name": "finish", "summary": "…"}`: the arguments beside the name, unwrapped.
+        (Some(name), None) => {
+            let flat: Map<String, Value> = object
+                .iter()
+                .filter(|(k, _)| !CALL_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Candidate::Call {
+                name: name.trim().to_string(),
+                arguments: Value::Object(flat),
+                more: 0,
+            }
+        }
         (None, Some(_)) => Candidate::Nameless,
         (None, None) => {
             // `{"read_file": {"path": "a"}}`: the tool's name as the only key.

@@ -117,6 +117,34 @@ fn strings_with_braces_and_quotes_stay_whole() {
 }
 
 #[test]
+fn arguments_beside_the_name_are_read_as_arguments() {
+    // Both written in a real session: the 1.5B's finish, the 0.5B's ask_operator.
+    assert_eq!(
+        call(
+            "```json\n{\n  \"name\": \"finish\",\n  \"summary\": \"fizzbuzz returns FizzBuzz for 15\"\n}\n```"
+        ),
+        (
+            "finish".into(),
+            json!({"summary": "fizzbuzz returns FizzBuzz for 15"})
+        )
+    );
+    assert_eq!(
+        call(
+            r#"{"name": "ask_operator", "question": "What did the senior do?", "options?": ["a", "b"]}"#
+        ),
+        (
+            "ask_operator".into(),
+            json!({"question": "What did the senior do?", "options?": ["a", "b"]})
+        )
+    );
+    // Nothing beside the name: still a missing argument, named.
+    assert!(matches!(
+        error(r#"{"name": "finish"}"#),
+        TextCallError::MissingArgument { argument, .. } if argument == "summary"
+    ));
+}
+
+#[test]
 fn raw_newlines_inside_a_string_are_repaired() {
     // The 1.5B writing a file's content with real line breaks (measured on py-wordcount).
     let text = "```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\n    \"content\": \"def word_counts(text):\\n    words = text.split(' ')\n    return len(words)\",\n    \"path\": \"words.py\"\n  }\n}\n```";
