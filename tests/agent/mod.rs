@@ -4,4 +4,5 @@
 pub mod support;
 
 mod exec_binary;
+mod local_only;
 mod loop_cases;
