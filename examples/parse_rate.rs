@@ -35,27 +35,24 @@ const VARIANTS: [(&str, ToolProtocol, &str); 7] = [
         ToolProtocol::Auto,
         "tools/real-models/prompts/junior_native_example.txt",
     ),
-    ("text", ToolProtocol::Text, "prompts/junior_text.txt"),
-    (
-        "text-tags",
-        ToolProtocol::Text,
-        "tools/real-models/prompts/junior_text_tags.txt",
-    ),
-    (
-        "text-shot",
-        ToolProtocol::Text,
-        "tools/real-models/prompts/junior_text_shot.txt",
-    ),
-    (
-        "text-shot-remind",
-        ToolProtocol::Text,
-        "tools/real-models/prompts/junior_text_shot.txt",
-    ),
     (
         "text-v1",
         ToolProtocol::Text,
         "tools/real-models/prompts/junior_text_v1.txt",
     ),
+    (
+        "text-v2",
+        ToolProtocol::Text,
+        "tools/real-models/prompts/junior_text_v2.txt",
+    ),
+    (
+        "text-tags",
+        ToolProtocol::Text,
+        "tools/real-models/prompts/junior_text_tags.txt",
+    ),
+    // The kept prompt: v2 with a worked example of a whole task.
+    ("text", ToolProtocol::Text, "prompts/junior_text.txt"),
+    ("text-remind", ToolProtocol::Text, "prompts/junior_text.txt"),
 ];
 
 struct Args {

@@ -15,7 +15,8 @@
 //! Accepted call objects (`arguments` may also be `parameters` or `args`, and may be an
 //! object or a JSON string holding one; absent means `{}`):
 //! `{"name": N, "arguments": A}`, `{"function": {"name": N, "arguments": A}}`,
-//! `{"tool": N, …}`, `{"tool_calls": [call, …]}`, and `{N: A}` when `N` is an offered tool.
+//! `{"tool": N, …}`, `{"tool_calls": [call, …]}`, `{N: A}` when `N` is an offered tool, and
+//! `{"name": N, "summary": …}` with the arguments beside the name (both models did that).
 
 use serde_json::{Map, Value};
 
@@ -283,27 +284,52 @@ fn candidate(object: &str, tools: &[ToolSpec]) -> Candidate {
     interpret(&value, tools)
 }
 
-/// The object as JSON, or with one layer of doubled braces removed, or with every doubled
-/// brace outside strings collapsed (a model imitating a template's escaping).
+/// The object as JSON, or repaired the ways small models break it: raw newlines and tabs
+/// inside strings (a file's content written out), one layer of doubled braces, or every
+/// doubled brace outside strings collapsed (a model imitating a template's escaping).
 fn parse_lenient(object: &str) -> Result<Value, String> {
     let first = match serde_json::from_str::<Value>(object) {
         Ok(v) => return Ok(v),
         Err(e) => e.to_string(),
     };
-    if object.starts_with("{{") && object.ends_with("}}") {
-        let inner = &object[1..object.len() - 1];
-        if let Ok(v) = serde_json::from_str::<Value>(inner.trim()) {
+    let escaped = escape_raw_controls(object);
+    for text in [object, escaped.as_str()] {
+        if text.starts_with("{{") && text.ends_with("}}") {
+            let inner = &text[1..text.len() - 1];
+            if let Ok(v) = serde_json::from_str::<Value>(inner.trim()) {
+                return Ok(v);
+            }
+        }
+        let collapsed = collapse_doubled_braces(text);
+        if let Ok(v) = serde_json::from_str::<Value>(&collapsed) {
             return Ok(v);
         }
     }
-    let collapsed = collapse_doubled_braces(object);
-    if collapsed != object
-        && let Ok(v) = serde_json::from_str::<Value>(&collapsed)
-    {
-        return Ok(v);
-    }
     Err(first)
 }
+
+/// Raw newlines, carriage returns and tabs inside strings written as JSON escapes.
+fn escape_raw_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut strings = Strings::default();
+    for c in text.chars() {
+        let inside = strings.inside;
+        let mut buf = [0u8; 4];
+        for b in c.encode_utf8(&mut buf).bytes() {
+            strings.structural(b);
+        }
+        match c {
+            '\n' if inside => out.push_str("\\n"),
+            '\r' if inside => out.push_str("\\r"),
+            '\t' if inside => out.push_str("\\t"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Keys of a call object that are not arguments.
+const CALL_KEYS: [&str; 6] = ["name", "tool", "tool_name", "function", "type", "id"];
 
 fn interpret(value: &Value, tools: &[ToolSpec]) -> Candidate {
     let Some(object) = value.as_object() else {
@@ -334,11 +360,24 @@ fn interpret(value: &Value, tools: &[ToolSpec]) -> Candidate {
         .iter()
         .find_map(|k| object.get(*k).and_then(Value::as_str));
     match (name, arguments) {
-        (Some(name), arguments) => Candidate::Call {
+        (Some(name), Some(arguments)) => Candidate::Call {
             name: name.trim().to_string(),
-            arguments: arguments.unwrap_or(Value::Null),
+            arguments,
             more: 0,
         },
+        // `{"name": "finish", "summary": "…"}`: the arguments beside the name, unwrapped.
+        (Some(name), None) => {
+            let flat: Map<String, Value> = object
+                .iter()
+                .filter(|(k, _)| !CALL_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Candidate::Call {
+                name: name.trim().to_string(),
+                arguments: Value::Object(flat),
+                more: 0,
+            }
+        }
         (None, Some(_)) => Candidate::Nameless,
         (None, None) => {
             // `{"read_file": {"path": "a"}}`: the tool's name as the only key.

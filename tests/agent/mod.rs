@@ -5,4 +5,5 @@ pub mod support;
 
 mod control;
 mod exec_binary;
+mod local_only;
 mod loop_cases;

@@ -117,6 +117,47 @@ fn strings_with_braces_and_quotes_stay_whole() {
 }
 
 #[test]
+fn arguments_beside_the_name_are_read_as_arguments() {
+    // Both written in a real session: the 1.5B's finish, the 0.5B's ask_operator.
+    assert_eq!(
+        call(
+            "```json\n{\n  \"name\": \"finish\",\n  \"summary\": \"fizzbuzz returns FizzBuzz for 15\"\n}\n```"
+        ),
+        (
+            "finish".into(),
+            json!({"summary": "fizzbuzz returns FizzBuzz for 15"})
+        )
+    );
+    assert_eq!(
+        call(
+            r#"{"name": "ask_operator", "question": "What did the senior do?", "options?": ["a", "b"]}"#
+        ),
+        (
+            "ask_operator".into(),
+            json!({"question": "What did the senior do?", "options?": ["a", "b"]})
+        )
+    );
+    // Nothing beside the name: still a missing argument, named.
+    assert!(matches!(
+        error(r#"{"name": "finish"}"#),
+        TextCallError::MissingArgument { argument, .. } if argument == "summary"
+    ));
+}
+
+#[test]
+fn raw_newlines_inside_a_string_are_repaired() {
+    // The 1.5B writing a file's content with real line breaks (measured on py-wordcount).
+    let text = "```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\n    \"content\": \"def word_counts(text):\\n    words = text.split(' ')\n    return len(words)\",\n    \"path\": \"words.py\"\n  }\n}\n```";
+    assert_eq!(
+        call(text),
+        (
+            "write_file".into(),
+            json!({"path": "words.py", "content": "def word_counts(text):\n    words = text.split(' ')\n    return len(words)"})
+        )
+    );
+}
+
+#[test]
 fn several_calls_give_the_first_and_count_the_rest() {
     let text = "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n{\"name\": \"run\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"finish\", \"arguments\": {\"summary\": \"x\"}}";
     let c = parse_call(text, &specs()).expect("call");
