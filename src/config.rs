@@ -76,8 +76,53 @@ pub struct ModelConfig {
     /// Longest silence allowed between two chunks of a stream.
     pub idle_timeout_s: f64,
     pub max_retries: u32,
+    /// How tool calls travel between handoff and this model (see [`ToolProtocol`]).
+    pub tool_protocol: ToolProtocol,
+    /// Tokens the server's context holds (prompt + reply), as the server was started with
+    /// (`llama-server -c`, Ollama's `num_ctx`); `None` = unknown, history is not trimmed.
+    pub context_window: Option<u32>,
     /// Extra fields merged into every request body (e.g. `repetition_penalty` for vLLM).
     pub extra: toml::Table,
+}
+
+/// How a model is offered tools and how its calls are read.
+///
+/// Small local models (Qwen2.5-Coder 0.5B/1.5B on llama.cpp) answer a `tools` request with
+/// the call written as JSON text in `content` rather than a native `tool_calls` delta, so
+/// the default reads either.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolProtocol {
+    /// Send the OpenAI `tools` field; when a reply carries no native call, look for one in
+    /// its text.
+    #[default]
+    Auto,
+    /// Send the OpenAI `tools` field and read native calls only.
+    Native,
+    /// Send no `tools` field: the tool list and one example call go into the system prompt
+    /// and the call is read from the text. On llama.cpp this keeps logprobs on every token,
+    /// the call's own tokens included (it refuses logprobs together with tools).
+    Text,
+}
+
+impl ToolProtocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolProtocol::Auto => "auto",
+            ToolProtocol::Native => "native",
+            ToolProtocol::Text => "text",
+        }
+    }
+
+    /// Whether requests carry the OpenAI `tools` field.
+    pub fn sends_tools(self) -> bool {
+        self != ToolProtocol::Text
+    }
+
+    /// Whether a reply's text is searched for a call.
+    pub fn reads_text(self) -> bool {
+        self != ToolProtocol::Native
+    }
 }
 
 /// The cost model of the stopping problem, in one unit of account (dollars by default).
@@ -193,6 +238,10 @@ pub struct PromptsConfig {
     pub senior: Option<PathBuf>,
     pub triage: Option<PathBuf>,
     pub handoff: Option<PathBuf>,
+    /// The junior's prompt under `tool_protocol = "text"` (`{tools}`, `{example}` filled in).
+    pub junior_text: Option<PathBuf>,
+    /// The senior's prompt under `tool_protocol = "text"`.
+    pub senior_text: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -211,6 +260,8 @@ impl Default for Config {
                 connect_timeout_s: 5.0,
                 idle_timeout_s: 60.0,
                 max_retries: 3,
+                tool_protocol: ToolProtocol::Auto,
+                context_window: None,
                 extra: toml::Table::new(),
             },
             senior: ModelConfig {
@@ -226,6 +277,8 @@ impl Default for Config {
                 connect_timeout_s: 10.0,
                 idle_timeout_s: 120.0,
                 max_retries: 3,
+                tool_protocol: ToolProtocol::Auto,
+                context_window: None,
                 extra: toml::Table::new(),
             },
             costs: Costs::default(),
@@ -429,6 +482,31 @@ mod tests {
     fn an_unknown_enum_value_is_named() {
         let msg = err("[policy]\nthreshold = \"clever\"\n");
         assert!(msg.contains("clever") && msg.contains("line 2"), "{msg}");
+    }
+
+    #[test]
+    fn tool_protocol_and_context_window_are_checked_with_their_lines() {
+        let ok = Config::parse(
+            "[junior]\ntool_protocol = \"text\"\ncontext_window = 16384\n[senior]\ntool_protocol = \"native\"\n",
+            "c.toml",
+        )
+        .expect("valid");
+        assert_eq!(ok.junior.tool_protocol, ToolProtocol::Text);
+        assert_eq!(ok.junior.context_window, Some(16384));
+        assert_eq!(ok.senior.tool_protocol, ToolProtocol::Native);
+        assert_eq!(Config::default().junior.tool_protocol, ToolProtocol::Auto);
+
+        let msg = err("[junior]\nmodel = \"m\"\ntool_protocol = \"json\"\n");
+        assert!(msg.contains("line 3") && msg.contains("json"), "{msg}");
+        assert_eq!(
+            err("[senior]\n\ncontext_window = 100\n"),
+            "c.toml:3: `senior.context_window` must be at least 512 tokens (leave it out when unknown)"
+        );
+        assert_eq!(
+            err("[junior]\nmax_tokens = 4096\ncontext_window = 4096\n"),
+            "c.toml:2: `junior.max_tokens` must be smaller than context_window (4096): the reply \
+             and the prompt share the window"
+        );
     }
 
     #[test]

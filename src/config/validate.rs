@@ -66,6 +66,25 @@ impl Config {
                     ));
                 }
             }
+            if let Some(window) = m.context_window {
+                if window < 512 {
+                    return Err(invalid(
+                        section,
+                        "context_window",
+                        "must be at least 512 tokens (leave it out when unknown)",
+                    ));
+                }
+                if m.max_tokens.is_some_and(|max| max >= window) {
+                    return Err(invalid(
+                        section,
+                        "max_tokens",
+                        &format!(
+                            "must be smaller than context_window ({window}): the reply and the \
+                             prompt share the window"
+                        ),
+                    ));
+                }
+            }
             if let Some(env) = &m.api_key_env
                 && (env.is_empty() || env.contains('='))
             {

@@ -138,7 +138,8 @@ impl Client {
 
     async fn stream_unredacted(&self, req: &ChatRequest) -> Result<DeltaStream, LlmError> {
         let configured = LogprobMode::from_config(&self.cfg);
-        let use_n_probs = !req.tools.is_empty()
+        let sends_tools = self.cfg.tool_protocol.sends_tools() && !req.tools.is_empty();
+        let use_n_probs = sends_tools
             && configured.requested()
             && self.tools_logprobs_rejected.load(Ordering::Relaxed);
         let mode = if use_n_probs {
@@ -147,10 +148,10 @@ impl Client {
             configured
         };
         match self.open(req, mode).await {
-            Ok(events) => Ok(self.deltas(events, mode, Vec::new())),
+            Ok(events) => Ok(self.deltas(events, req, mode, Vec::new())),
             Err(e)
                 if matches!(mode, LogprobMode::OpenAi { .. })
-                    && !req.tools.is_empty()
+                    && sends_tools
                     && rejects_logprobs_with_tools(&e) =>
             {
                 self.tools_logprobs_rejected.store(true, Ordering::Relaxed);
@@ -163,7 +164,7 @@ impl Client {
                          llama.cpp's n_probs instead"
                     ),
                 };
-                Ok(self.deltas(events, fallback, vec![warning]))
+                Ok(self.deltas(events, req, fallback, vec![warning]))
             }
             Err(e) => Err(e),
         }
@@ -262,15 +263,25 @@ impl Client {
         }
     }
 
-    fn deltas(&self, events: RawEvents, mode: LogprobMode, first: Vec<Delta>) -> DeltaStream {
+    fn deltas(
+        &self,
+        events: RawEvents,
+        req: &ChatRequest,
+        mode: LogprobMode,
+        first: Vec<Delta>,
+    ) -> DeltaStream {
         let top_k = match mode {
             LogprobMode::Off => 0,
             LogprobMode::OpenAi { top } => usize::from(top),
             LogprobMode::NProbs { .. } => usize::from(self.cfg.top_logprobs),
         };
+        let mut decoder = StreamDecoder::new(mode.requested(), top_k);
+        if self.cfg.tool_protocol.reads_text() {
+            decoder = decoder.reading_text_calls(&req.tools);
+        }
         let state = Decoding {
             events,
-            decoder: StreamDecoder::new(mode.requested(), top_k),
+            decoder,
             pending: first.into(),
             idle: self.idle(),
             url: self.cfg.base_url.clone(),
