@@ -228,6 +228,12 @@ pub struct AgentConfig {
     pub no_operator: NoOperator,
     /// Run `run` commands under Landlock where the kernel supports it.
     pub sandbox: bool,
+    /// Repair messages in a row for replies with no usable tool call (text only, broken
+    /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
+    pub max_repairs: u32,
+    /// Earlier identical moves (the same call on the same work tree, or the same reply)
+    /// after which the session hands off with reason `stuck`; 0 turns the rule off.
+    pub stuck_after: u32,
 }
 
 /// Paths that override the embedded system prompts.
@@ -334,6 +340,8 @@ impl Default for AgentConfig {
             output_cap_bytes: 16 * 1024,
             no_operator: NoOperator::Senior,
             sandbox: true,
+            max_repairs: 2,
+            stuck_after: 3,
         }
     }
 }

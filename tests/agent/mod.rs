@@ -6,3 +6,4 @@ pub mod support;
 mod control;
 mod exec_binary;
 mod loop_cases;
+mod protocol;
