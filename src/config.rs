@@ -241,6 +241,12 @@ pub struct AgentConfig {
     pub env_pass: Vec<String>,
     /// Longest tool-call arguments, in bytes, that a tool accepts.
     pub max_argument_bytes: usize,
+    /// Repair messages in a row for replies with no usable tool call (text only, broken
+    /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
+    pub max_repairs: u32,
+    /// Earlier identical moves (the same call on the same work tree, or the same reply)
+    /// after which the session hands off with reason `stuck`; 0 turns the rule off.
+    pub stuck_after: u32,
 }
 
 /// Paths that override the embedded system prompts.
@@ -353,6 +359,8 @@ impl Default for AgentConfig {
             readable_roots: None,
             env_pass: Vec::new(),
             max_argument_bytes: 1024 * 1024,
+            max_repairs: 2,
+            stuck_after: 3,
         }
     }
 }

@@ -7,3 +7,4 @@ mod control;
 mod exec_binary;
 mod local_only;
 mod loop_cases;
+mod protocol;
