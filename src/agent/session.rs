@@ -668,13 +668,16 @@ impl Session<'_> {
             .await;
         self.junior_history.push(handoff::senior_did(did));
         self.resume_junior();
+        self.fresh_start();
     }
 
     /// New information or help: the belief restarts from the prior, with a cooldown.
+    ///
+    /// The repeat count is not reset: asking the same question again after its answer, on
+    /// the same work tree, is no progress.
     fn resume_junior(&mut self) {
         self.watch.reset();
         self.gate.on_reset();
-        self.fresh_start();
     }
 
     /// Whoever is in charge now starts with no repeats and no repairs held against it.
