@@ -4,6 +4,7 @@ mod broken;
 mod cancel;
 mod common;
 mod doctor;
+mod jsonschema;
 mod llamacpp;
 mod quirks;
 mod retry;
