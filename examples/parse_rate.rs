@@ -28,7 +28,7 @@ use handoff::llm::textprompt::system_prompt;
 use handoff::llm::{ChatRequest, Client, Delta, Message};
 
 /// (name, protocol, prompt file); text-protocol prompts get the tool list filled in.
-const VARIANTS: [(&str, ToolProtocol, &str); 7] = [
+const VARIANTS: [(&str, ToolProtocol, &str); 8] = [
     ("native", ToolProtocol::Auto, "prompts/junior.txt"),
     (
         "native-example",
@@ -53,6 +53,12 @@ const VARIANTS: [(&str, ToolProtocol, &str); 7] = [
     // The kept prompt: v2 with a worked example of a whole task.
     ("text", ToolProtocol::Text, "prompts/junior_text.txt"),
     ("text-remind", ToolProtocol::Text, "prompts/junior_text.txt"),
+    // The kept text prompt, and the reply constrained by a response_format schema.
+    (
+        "json_schema",
+        ToolProtocol::JsonSchema,
+        "prompts/junior_text.txt",
+    ),
 ];
 
 struct Args {
@@ -152,9 +158,10 @@ async fn main() -> anyhow::Result<()> {
             .filter(|v| a.variants.iter().any(|n| n == v.0))
         {
             let template = std::fs::read_to_string(prompt).with_context(|| prompt.to_string())?;
-            let system = match protocol {
-                ToolProtocol::Text => system_prompt(&template, &tools),
-                _ => template,
+            let system = if protocol.uses_text() {
+                system_prompt(&template, &tools)
+            } else {
+                template
             };
             let cfg = ModelConfig {
                 tool_protocol: *protocol,

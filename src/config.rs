@@ -103,6 +103,11 @@ pub enum ToolProtocol {
     /// and the call is read from the text. On llama.cpp this keeps logprobs on every token,
     /// the call's own tokens included (it refuses logprobs together with tools).
     Text,
+    /// As `text`, and the request also carries `response_format` with a JSON schema that
+    /// admits exactly one call of an offered tool (see [`crate::llm::callschema`]), so a
+    /// server with constrained decoding (llama.cpp, vLLM, Ollama, LM Studio, OpenAI) can
+    /// only sample a well-formed call. Logprobs stay on every token, streaming included.
+    JsonSchema,
 }
 
 impl ToolProtocol {
@@ -111,12 +116,26 @@ impl ToolProtocol {
             ToolProtocol::Auto => "auto",
             ToolProtocol::Native => "native",
             ToolProtocol::Text => "text",
+            ToolProtocol::JsonSchema => "json_schema",
         }
     }
 
     /// Whether requests carry the OpenAI `tools` field.
     pub fn sends_tools(self) -> bool {
-        self != ToolProtocol::Text
+        !self.uses_text()
+    }
+
+    /// Whether the tools travel as text: listed in the system prompt, no `tools` field,
+    /// history without native calls, the call read from the reply's text (`text` and
+    /// `json_schema`).
+    pub fn uses_text(self) -> bool {
+        matches!(self, ToolProtocol::Text | ToolProtocol::JsonSchema)
+    }
+
+    /// Whether requests carry a `response_format` schema that constrains the reply to one
+    /// tool call.
+    pub fn constrains_reply(self) -> bool {
+        self == ToolProtocol::JsonSchema
     }
 
     /// Whether a reply's text is searched for a call.
@@ -523,6 +542,20 @@ mod tests {
         assert_eq!(ok.senior.tool_protocol, ToolProtocol::Native);
         assert_eq!(Config::default().junior.tool_protocol, ToolProtocol::Auto);
 
+        let schema =
+            Config::parse("[junior]\ntool_protocol = \"json_schema\"\n", "c.toml").expect("valid");
+        assert_eq!(schema.junior.tool_protocol, ToolProtocol::JsonSchema);
+        assert!(schema.junior.tool_protocol.uses_text());
+        assert!(!schema.junior.tool_protocol.sends_tools());
+        assert!(schema.junior.tool_protocol.reads_text());
+        assert!(!ToolProtocol::Text.constrains_reply());
+        assert_eq!(
+            err(
+                "[junior]\ntool_protocol = \"json_schema\"\n[junior.extra]\nresponse_format = \"x\"\n"
+            ),
+            "c.toml:4: `junior.extra.response_format` must be left out under tool_protocol = \
+             \"json_schema\", which builds response_format from the offered tools"
+        );
         let msg = err("[junior]\nmodel = \"m\"\ntool_protocol = \"json\"\n");
         assert!(msg.contains("line 3") && msg.contains("json"), "{msg}");
         assert_eq!(

@@ -63,19 +63,19 @@ impl Prompts {
         Ok(p)
     }
 
-    /// The prompts a session sends, given each endpoint's tool protocol: under `text` the
-    /// model is offered no `tools` field, so its system prompt becomes the text variant with
-    /// the tool list and one example call filled in.
+    /// The prompts a session sends, given each endpoint's tool protocol: under `text` and
+    /// `json_schema` the model is offered no `tools` field, so its system prompt becomes the
+    /// text variant with the tool list and one example call filled in.
     pub fn for_protocols(
         mut self,
         junior: ToolProtocol,
         senior: ToolProtocol,
         tools: &[crate::llm::ToolSpec],
     ) -> Prompts {
-        if !junior.sends_tools() {
+        if junior.uses_text() {
             self.junior = textprompt::system_prompt(&self.junior_text, tools);
         }
-        if !senior.sends_tools() {
+        if senior.uses_text() {
             self.senior = textprompt::system_prompt(&self.senior_text, tools);
         }
         self

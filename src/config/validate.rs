@@ -99,6 +99,15 @@ impl Config {
                     ));
                 }
             }
+            // The schema is what makes json_schema work; an `extra` one would silently win.
+            if m.tool_protocol.constrains_reply() && m.extra.contains_key("response_format") {
+                return Err(invalid(
+                    &format!("{section}.extra"),
+                    "response_format",
+                    "must be left out under tool_protocol = \"json_schema\", which builds \
+                     response_format from the offered tools",
+                ));
+            }
             if let Some(env) = &m.api_key_env
                 && (env.is_empty() || env.contains('='))
             {

@@ -167,6 +167,7 @@ impl Client {
                 };
                 Ok(self.deltas(events, req, fallback, vec![warning]))
             }
+            Err(e) if self.cfg.tool_protocol.constrains_reply() => Err(format_rejected(e)),
             Err(e) => Err(e),
         }
     }
@@ -301,6 +302,32 @@ fn n_probs_mode(cfg: &ModelConfig) -> LogprobMode {
 }
 
 /// llama.cpp: `logprobs is not supported with tools + stream` (400, or 500 in old builds).
+/// A 4xx that names the schema or `response_format`, said in terms of the setting that
+/// sent it: the server has no constrained decoding (or cannot compile the schema), and the
+/// fix is in the config, not the server.
+fn format_rejected(e: LlmError) -> LlmError {
+    match e {
+        LlmError::BadRequest { status, message } => {
+            let m = message.to_lowercase();
+            let about_format = ["response_format", "json_schema", "schema", "grammar"]
+                .iter()
+                .any(|w| m.contains(w));
+            if !about_format {
+                return LlmError::BadRequest { status, message };
+            }
+            LlmError::BadRequest {
+                status,
+                message: format!(
+                    "{message} (the server rejected the response_format schema that \
+                     tool_protocol = \"json_schema\" sends; set tool_protocol = \"text\" for \
+                     this endpoint if the server has no JSON-schema constrained decoding)"
+                ),
+            }
+        }
+        other => other,
+    }
+}
+
 fn rejects_logprobs_with_tools(e: &LlmError) -> bool {
     match e {
         LlmError::BadRequest { message, .. } | LlmError::Server { message, .. } => {

@@ -18,11 +18,13 @@
 //!   `content` — bare, with doubled braces, fenced, in `<tool_call>` tags — never as a
 //!   `tool_calls` delta; read from the text under `tool_protocol = "auto" | "text"`
 //!   ([`textcall`]), and under `text` no `tools` field is sent ([`textprompt`] renders
-//!   the list for the system prompt).
+//!   the list for the system prompt); under `json_schema` the request also carries a
+//!   `response_format` schema admitting one call of an offered tool ([`callschema`]).
 //! - LM Studio: logprobs silently absent (one `no_logprobs` warning, never an error).
 //! - OpenRouter: `: OPENROUTER PROCESSING` comment lines, errors inside HTTP-200 streams.
 //! - Unknown enum values (`service_tier: "on_demand"`, new finish reasons), `null` logprobs.
 
+pub mod callschema;
 pub mod chunk;
 pub mod client;
 pub mod decode;

@@ -45,6 +45,7 @@ const PROTECTED: [&str; 3] = ["messages", "stream", "tools"];
 ///
 /// Under `tool_protocol = "text"` the body has no `tools` field and the history carries no
 /// native calls (see [`text_messages`]); the system prompt is expected to list the tools.
+/// Under `json_schema` it also carries `response_format` ([`super::callschema`]).
 pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
     let mut body = Map::new();
     let sends_tools = cfg.tool_protocol.sends_tools();
@@ -73,6 +74,12 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
+    if cfg.tool_protocol.constrains_reply() && !req.tools.is_empty() {
+        body.insert(
+            "response_format".into(),
+            super::callschema::response_format(&req.tools),
+        );
+    }
     match mode {
         LogprobMode::Off => {}
         LogprobMode::OpenAi { top } => {
@@ -84,7 +91,8 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
         }
     }
     for (key, value) in &cfg.extra {
-        if PROTECTED.contains(&key.as_str()) {
+        let builds_format = cfg.tool_protocol.constrains_reply() && key == "response_format";
+        if PROTECTED.contains(&key.as_str()) || builds_format {
             continue;
         }
         if let Ok(v) = serde_json::to_value(value) {

@@ -5,6 +5,7 @@ mod cancel;
 mod common;
 mod doctor;
 mod doctor_fixes;
+mod jsonschema;
 mod llamacpp;
 mod quirks;
 mod retry;
