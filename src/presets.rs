@@ -192,20 +192,20 @@ impl Preset {
             ),
             Preset::RealModels => (
                 local(
-                    "http://127.0.0.1:8081/v1",
+                    "http://127.0.0.1:8090/v1",
                     "qwen2.5-coder-0.5b-instruct",
                     true,
-                    "text",
-                    8192,
+                    "json_schema",
+                    16384,
                     "tools/real-models/serve starts both servers (llama.cpp, CPU) and stops \
-                     with tools/real-models/stop; text tool calls keep logprobs on every token",
+                     with tools/real-models/stop; calls constrained by a JSON schema keep logprobs on every token",
                 ),
                 local(
-                    "http://127.0.0.1:8082/v1",
+                    "http://127.0.0.1:8091/v1",
                     "qwen2.5-coder-1.5b-instruct",
                     false,
-                    "text",
-                    8192,
+                    "json_schema",
+                    16384,
                     "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
                 ),
             ),

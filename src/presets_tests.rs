@@ -56,7 +56,10 @@ fn every_preset_has_matched_endpoint_sections_of_the_right_shape() {
             assert!(url.ends_with("/v1"), "{}: {url}", p.name());
             assert!(!s["model"].as_str().unwrap_or_default().is_empty());
             let proto = s["tool_protocol"].as_str().unwrap_or_default();
-            assert!(["auto", "native", "text"].contains(&proto), "{proto}");
+            assert!(
+                ["auto", "native", "text", "json_schema"].contains(&proto),
+                "{proto}"
+            );
             assert!(s["context_window"].as_integer().unwrap_or(0) >= 8192);
             if p.local_only() {
                 assert!(url.starts_with("http://127.0.0.1:"), "{}: {url}", p.name());
@@ -96,12 +99,12 @@ fn every_preset_loads_with_the_config_loader_to_its_own_values() {
 #[test]
 fn the_real_models_preset_matches_the_reference_lane() {
     let (junior, senior) = Preset::RealModels.endpoints();
-    assert_eq!(junior.base_url, "http://127.0.0.1:8081/v1");
-    assert_eq!(senior.base_url, "http://127.0.0.1:8082/v1");
+    assert_eq!(junior.base_url, "http://127.0.0.1:8090/v1");
+    assert_eq!(senior.base_url, "http://127.0.0.1:8091/v1");
     assert!(junior.model.contains("0.5b") && senior.model.contains("1.5b"));
     assert_eq!(
         (junior.tool_protocol, senior.tool_protocol),
-        ("text", "text")
+        ("json_schema", "json_schema")
     );
     assert!(junior.logprobs);
 }
