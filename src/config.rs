@@ -76,8 +76,72 @@ pub struct ModelConfig {
     /// Longest silence allowed between two chunks of a stream.
     pub idle_timeout_s: f64,
     pub max_retries: u32,
+    /// How tool calls travel between handoff and this model (see [`ToolProtocol`]).
+    pub tool_protocol: ToolProtocol,
+    /// Tokens the server's context holds (prompt + reply), as the server was started with
+    /// (`llama-server -c`, Ollama's `num_ctx`); `None` = unknown, history is not trimmed.
+    pub context_window: Option<u32>,
     /// Extra fields merged into every request body (e.g. `repetition_penalty` for vLLM).
     pub extra: toml::Table,
+}
+
+/// How a model is offered tools and how its calls are read.
+///
+/// Small local models (Qwen2.5-Coder 0.5B/1.5B on llama.cpp) answer a `tools` request with
+/// the call written as JSON text in `content` rather than a native `tool_calls` delta, so
+/// the default reads either.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolProtocol {
+    /// Send the OpenAI `tools` field; when a reply carries no native call, look for one in
+    /// its text.
+    #[default]
+    Auto,
+    /// Send the OpenAI `tools` field and read native calls only.
+    Native,
+    /// Send no `tools` field: the tool list and one example call go into the system prompt
+    /// and the call is read from the text. On llama.cpp this keeps logprobs on every token,
+    /// the call's own tokens included (it refuses logprobs together with tools).
+    Text,
+    /// As `text`, and the request also carries `response_format` with a JSON schema that
+    /// admits exactly one call of an offered tool (see [`crate::llm::callschema`]), so a
+    /// server with constrained decoding (llama.cpp, vLLM, Ollama, LM Studio, OpenAI) can
+    /// only sample a well-formed call. Logprobs stay on every token, streaming included.
+    JsonSchema,
+}
+
+impl ToolProtocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolProtocol::Auto => "auto",
+            ToolProtocol::Native => "native",
+            ToolProtocol::Text => "text",
+            ToolProtocol::JsonSchema => "json_schema",
+        }
+    }
+
+    /// Whether requests carry the OpenAI `tools` field.
+    pub fn sends_tools(self) -> bool {
+        !self.uses_text()
+    }
+
+    /// Whether the tools travel as text: listed in the system prompt, no `tools` field,
+    /// history without native calls, the call read from the reply's text (`text` and
+    /// `json_schema`).
+    pub fn uses_text(self) -> bool {
+        matches!(self, ToolProtocol::Text | ToolProtocol::JsonSchema)
+    }
+
+    /// Whether requests carry a `response_format` schema that constrains the reply to one
+    /// tool call.
+    pub fn constrains_reply(self) -> bool {
+        self == ToolProtocol::JsonSchema
+    }
+
+    /// Whether a reply's text is searched for a call.
+    pub fn reads_text(self) -> bool {
+        self != ToolProtocol::Native
+    }
 }
 
 /// The cost model of the stopping problem, in one unit of account (dollars by default).
@@ -181,8 +245,27 @@ pub struct AgentConfig {
     pub output_cap_bytes: usize,
     /// What happens to an operator question when nobody can answer.
     pub no_operator: NoOperator,
-    /// Run `run` commands under Landlock where the kernel supports it.
+    /// Confine `run` commands (and the check) where the kernel supports it.
     pub sandbox: bool,
+    /// Let commands use the network and local sockets.
+    pub network: bool,
+    /// Run `check` in the same sandbox as `run` (false: unconfined, with a warning).
+    pub check_sandbox: bool,
+    /// More directories commands may write beneath (`~` is the home directory).
+    pub writable_roots: Vec<PathBuf>,
+    /// `Some`: reads are limited to system directories, the repository, the writable
+    /// roots and these; `None`: reads are not restricted.
+    pub readable_roots: Option<Vec<PathBuf>>,
+    /// Environment variables commands see on top of the built-in allow-list.
+    pub env_pass: Vec<String>,
+    /// Longest tool-call arguments, in bytes, that a tool accepts.
+    pub max_argument_bytes: usize,
+    /// Repair messages in a row for replies with no usable tool call (text only, broken
+    /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
+    pub max_repairs: u32,
+    /// Earlier identical moves (the same call on the same work tree, or the same reply)
+    /// after which the session hands off with reason `stuck`; 0 turns the rule off.
+    pub stuck_after: u32,
 }
 
 /// Paths that override the embedded system prompts.
@@ -193,6 +276,10 @@ pub struct PromptsConfig {
     pub senior: Option<PathBuf>,
     pub triage: Option<PathBuf>,
     pub handoff: Option<PathBuf>,
+    /// The junior's prompt under `tool_protocol = "text"` (`{tools}`, `{example}` filled in).
+    pub junior_text: Option<PathBuf>,
+    /// The senior's prompt under `tool_protocol = "text"`.
+    pub senior_text: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -211,6 +298,8 @@ impl Default for Config {
                 connect_timeout_s: 5.0,
                 idle_timeout_s: 60.0,
                 max_retries: 3,
+                tool_protocol: ToolProtocol::Auto,
+                context_window: None,
                 extra: toml::Table::new(),
             },
             senior: ModelConfig {
@@ -226,6 +315,8 @@ impl Default for Config {
                 connect_timeout_s: 10.0,
                 idle_timeout_s: 120.0,
                 max_retries: 3,
+                tool_protocol: ToolProtocol::Auto,
+                context_window: None,
                 extra: toml::Table::new(),
             },
             costs: Costs::default(),
@@ -281,6 +372,14 @@ impl Default for AgentConfig {
             output_cap_bytes: 16 * 1024,
             no_operator: NoOperator::Senior,
             sandbox: true,
+            network: false,
+            check_sandbox: true,
+            writable_roots: Vec::new(),
+            readable_roots: None,
+            env_pass: Vec::new(),
+            max_argument_bytes: 1024 * 1024,
+            max_repairs: 2,
+            stuck_after: 3,
         }
     }
 }
@@ -429,6 +528,45 @@ mod tests {
     fn an_unknown_enum_value_is_named() {
         let msg = err("[policy]\nthreshold = \"clever\"\n");
         assert!(msg.contains("clever") && msg.contains("line 2"), "{msg}");
+    }
+
+    #[test]
+    fn tool_protocol_and_context_window_are_checked_with_their_lines() {
+        let ok = Config::parse(
+            "[junior]\ntool_protocol = \"text\"\ncontext_window = 16384\n[senior]\ntool_protocol = \"native\"\n",
+            "c.toml",
+        )
+        .expect("valid");
+        assert_eq!(ok.junior.tool_protocol, ToolProtocol::Text);
+        assert_eq!(ok.junior.context_window, Some(16384));
+        assert_eq!(ok.senior.tool_protocol, ToolProtocol::Native);
+        assert_eq!(Config::default().junior.tool_protocol, ToolProtocol::Auto);
+
+        let schema =
+            Config::parse("[junior]\ntool_protocol = \"json_schema\"\n", "c.toml").expect("valid");
+        assert_eq!(schema.junior.tool_protocol, ToolProtocol::JsonSchema);
+        assert!(schema.junior.tool_protocol.uses_text());
+        assert!(!schema.junior.tool_protocol.sends_tools());
+        assert!(schema.junior.tool_protocol.reads_text());
+        assert!(!ToolProtocol::Text.constrains_reply());
+        assert_eq!(
+            err(
+                "[junior]\ntool_protocol = \"json_schema\"\n[junior.extra]\nresponse_format = \"x\"\n"
+            ),
+            "c.toml:4: `junior.extra.response_format` must be left out under tool_protocol = \
+             \"json_schema\", which builds response_format from the offered tools"
+        );
+        let msg = err("[junior]\nmodel = \"m\"\ntool_protocol = \"json\"\n");
+        assert!(msg.contains("line 3") && msg.contains("json"), "{msg}");
+        assert_eq!(
+            err("[senior]\n\ncontext_window = 100\n"),
+            "c.toml:3: `senior.context_window` must be at least 512 tokens (leave it out when unknown)"
+        );
+        assert_eq!(
+            err("[junior]\nmax_tokens = 4096\ncontext_window = 4096\n"),
+            "c.toml:2: `junior.max_tokens` must be smaller than context_window (4096): the reply \
+             and the prompt share the window"
+        );
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct SessionJudge {
     /// Summed llr and last value per signal over the current step.
     step_llr: [f64; SignalKind::ALL.len()],
     step_value: [f64; SignalKind::ALL.len()],
+    /// The last step has ended: its terms stay the "why" of a handoff decided right after
+    /// it, and are cleared by the next evidence.
+    step_ended: bool,
     no_logprobs_noted: bool,
 }
 
@@ -55,6 +58,7 @@ impl SessionJudge {
             shadow_route,
             step_llr: [0.0; SignalKind::ALL.len()],
             step_value: [0.0; SignalKind::ALL.len()],
+            step_ended: false,
             no_logprobs_noted: false,
         }
     }
@@ -159,24 +163,34 @@ impl SessionJudge {
     /// One junior output token.
     pub fn token(&mut self, text: &str, logprob: Option<f64>, top: &[Alternative]) -> Reading {
         let signals = TokenSignals::from_alternatives(text, logprob, top);
+        self.new_step_if_ended();
         self.judge.observe_token(&signals);
         self.remember_terms();
         self.judge.reading()
     }
 
-    /// The facts of a finished junior step; the step's "why" starts afresh afterwards.
+    /// The facts of a finished junior step; the step's "why" starts afresh with the next
+    /// evidence (an escalation decided on this step still names them).
     pub fn step(&mut self, facts: &StepFacts) -> Reading {
+        self.new_step_if_ended();
         self.judge.observe_step(facts);
         self.remember_terms();
-        let r = self.judge.reading();
-        self.step_llr = [0.0; SignalKind::ALL.len()];
-        r
+        self.step_ended = true;
+        self.judge.reading()
+    }
+
+    fn new_step_if_ended(&mut self) {
+        if self.step_ended {
+            self.step_llr = [0.0; SignalKind::ALL.len()];
+            self.step_ended = false;
+        }
     }
 
     /// Back to the prior (new information, or after the senior's step); the clock runs on.
     pub fn reset(&mut self) {
         self.judge.reset();
         self.step_llr = [0.0; SignalKind::ALL.len()];
+        self.step_ended = false;
     }
 
     /// The server sends no logprobs: token evidence is absent, step evidence remains.

@@ -1,21 +1,63 @@
 //! Git checkpoints of the work tree, so every step can be diffed and restored.
 //!
-//! A checkpoint is a tree object of the work tree (tracked files plus untracked files that
-//! are not ignored), built in a *temporary* index seeded from a copy of the user's index and
-//! referenced under `refs/handoff/<session>/<step>` so it survives `git gc`. No commit is
-//! made, HEAD, branches and the user's index are never touched: the change the agent makes
-//! stays an ordinary uncommitted change in the work tree. Tree ids are content hashes, so
-//! two checkpoints differ exactly when their ids do.
+//! A checkpoint is a *commit* of the work tree (tracked files plus untracked files that are
+//! not ignored), built in a *temporary* index seeded from a copy of the user's index, and
+//! referenced under `refs/handoff/<session>/<step>` so it survives `git gc`. The commits of
+//! one session chain their parents step by step; the first one's parent is HEAD as the
+//! session found it, so `git log refs/handoff/<session>/<n>` reads as the session's history.
+//! Commits rather than bare trees, because git GUIs that browse every ref expect a ref to
+//! name a commit and fail on tree refs; `refs/handoff/` is outside `refs/heads`,
+//! `refs/tags` and `refs/remotes`, so no branch list, `git log` or plain `git push` shows
+//! them. HEAD, the branches and the user's index are never touched: the agent's change
+//! stays an ordinary uncommitted change in the work tree.
+//!
+//! What a checkpoint holds: what `git add -A` would stage, except that untracked files
+//! whose names look like secrets ([`is_secret_name`]: `.env`, private keys, `.netrc`, …)
+//! are left out even when no `.gitignore` names them, so a checkpoint never copies a
+//! credential into the object database. Files the user tracks are always captured.
+//!
+//! [`Repo::checkpoint`] returns the checkpoint's *tree* id (a content hash), so two
+//! checkpoints have equal ids exactly when the work tree did not change.
 
 use std::path::{Path, PathBuf};
 
-use git2::{DiffFormat, DiffOptions, IndexAddOption, ObjectType, Oid, Repository};
+use git2::{DiffFormat, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature};
+
+mod secrets;
+mod sessions;
+
+pub use secrets::is_secret_name;
+pub use sessions::{
+    CheckpointDiff, DEFAULT_MAX_AGE, DEFAULT_MAX_COUNT, PrunePolicy, PruneReport, RestoreReport,
+    SessionCheckpoints, StepCheckpoint,
+};
+
+/// Where checkpoint refs live.
+pub const REF_PREFIX: &str = "refs/handoff/";
 
 /// Why a git operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RepoError {
     #[error("git: {0}")]
     Git(#[from] git2::Error),
+    /// The directory is in no git repository: there is nothing to checkpoint into.
+    #[error(
+        "{0} is not inside a git repository; checkpoints need one (run `git init` there, or \
+         go on without checkpoints)"
+    )]
+    NotARepository(PathBuf),
+    #[error("no checkpoint `{name}` in session `{session}`")]
+    NoCheckpoint { session: String, name: String },
+    #[error("no checkpoints for session `{0}` in this repository")]
+    NoSession(String),
+    /// A restore would overwrite changes that no checkpoint of the session holds.
+    #[error(
+        "the work tree has changes no checkpoint of session `{session}` holds ({}); \
+         commit or stash them, or restore with force (the current state is then kept as \
+         a checkpoint first)",
+        files.join(", ")
+    )]
+    Uncommitted { session: String, files: Vec<String> },
     #[error("{0} has no work tree (bare repository)")]
     Bare(PathBuf),
     #[error("`{0}` is not a valid checkpoint name")]
@@ -59,7 +101,10 @@ impl std::fmt::Debug for Repo {
 impl Repo {
     /// Finds the repository containing `dir` (like `git` does from a subdirectory).
     pub fn open(dir: &Path) -> Result<Repo, RepoError> {
-        let repo = Repository::discover(dir)?;
+        let repo = Repository::discover(dir).map_err(|e| match e.code() {
+            git2::ErrorCode::NotFound => RepoError::NotARepository(dir.to_path_buf()),
+            _ => RepoError::Git(e),
+        })?;
         let workdir = repo
             .workdir()
             .map(Path::to_path_buf)
@@ -106,35 +151,138 @@ impl Repo {
         let repo = Repository::open(self.repo.path())?;
         let mut index = git2::Index::open(&index_path)?;
         repo.set_index(&mut index)?;
-        index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
+        let tracked = self.user_index()?;
+        let is_tracked = |path: &Path| {
+            tracked
+                .as_ref()
+                .is_some_and(|i| i.get_path(path, 0).is_some())
+        };
+        let mut skip_secrets = |path: &Path, _spec: &[u8]| -> i32 {
+            let secret = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_secret_name);
+            i32::from(secret && !is_tracked(path))
+        };
+        index.add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_secrets))?;
         index.update_all(["*"], None)?;
+        // An untracked file captured before a `.gitignore` (or a secret name) covered it
+        // stays in the temporary index; drop it, so what is captured follows the rules now.
+        let stale: Vec<PathBuf> = index
+            .iter()
+            .filter_map(|e| String::from_utf8(e.path).ok().map(PathBuf::from))
+            .filter(|p| !is_tracked(p))
+            .filter(|p| {
+                repo.is_path_ignored(p).unwrap_or(false)
+                    || p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(is_secret_name)
+            })
+            .collect();
+        for path in &stale {
+            index.remove_path(path)?;
+        }
         let tree = index.write_tree()?;
         index.write()?;
         Ok(tree.to_string())
     }
 
-    /// Snapshots the work tree and keeps it under `refs/handoff/<session>/<step>`.
-    pub fn checkpoint(&self, session: &str, step: u32) -> Result<String, RepoError> {
-        let name = format!("refs/handoff/{session}/{step}");
-        if !git2::Reference::is_valid_name(&name) {
-            return Err(RepoError::BadName(name));
+    /// The user's index as it is on disk now (`None` before the first `git add`).
+    fn user_index(&self) -> Result<Option<git2::Index>, RepoError> {
+        let path = self.repo.path().join("index");
+        if !path.is_file() {
+            return Ok(None);
         }
+        Ok(Some(git2::Index::open(&path)?))
+    }
+
+    /// Snapshots the work tree and keeps it as a commit under
+    /// `refs/handoff/<session>/<step>`, whose parent is the session's previous checkpoint
+    /// (HEAD for the first). Returns the snapshot's tree id.
+    pub fn checkpoint(&self, session: &str, step: u32) -> Result<String, RepoError> {
+        let name = checkpoint_ref(session, &step.to_string())?;
         let tree = self.snapshot()?;
-        let oid = Oid::from_str(&tree)?;
-        self.repo
-            .reference(&name, oid, true, "handoff checkpoint")?;
+        let parent = self.previous_commit(session, Some(step))?;
+        let message = format!("handoff checkpoint: session {session}, step {step}");
+        self.commit_to(&name, &tree, parent, &message)?;
         Ok(tree)
     }
 
-    /// The tree a checkpoint ref points to.
+    /// The tree a checkpoint ref points to (through its commit; older tree refs too).
     pub fn checkpoint_tree(&self, session: &str, step: u32) -> Result<String, RepoError> {
+        self.named_tree(session, &step.to_string())
+    }
+
+    /// The tree of checkpoint `name` (a step number or a kept name) of `session`.
+    pub(crate) fn named_tree(&self, session: &str, name: &str) -> Result<String, RepoError> {
+        let refname = checkpoint_ref(session, name)?;
         let r = self
             .repo
-            .find_reference(&format!("refs/handoff/{session}/{step}"))?;
-        let oid = r
-            .target()
-            .ok_or_else(|| RepoError::BadName(format!("refs/handoff/{session}/{step}")))?;
-        Ok(oid.to_string())
+            .find_reference(&refname)
+            .map_err(|e| match e.code() {
+                git2::ErrorCode::NotFound => RepoError::NoCheckpoint {
+                    session: session.to_string(),
+                    name: name.to_string(),
+                },
+                _ => RepoError::Git(e),
+            })?;
+        Ok(r.peel_to_tree()?.id().to_string())
+    }
+
+    /// The commit of the highest-numbered checkpoint of `session` below `before` (any, if
+    /// `None`); HEAD if the session has none yet; `None` in a repository without commits.
+    /// Tree refs written by older versions are skipped as parents.
+    fn previous_commit(
+        &self,
+        session: &str,
+        before: Option<u32>,
+    ) -> Result<Option<git2::Commit<'_>>, RepoError> {
+        let best = self
+            .session_refs(session)?
+            .into_iter()
+            .filter_map(|(name, r)| name.parse::<u32>().ok().map(|n| (n, r)))
+            .filter(|(n, _)| before.is_none_or(|b| *n < b))
+            .filter_map(|(n, r)| r.peel_to_commit().ok().map(|c| (n, c)))
+            .max_by_key(|(n, _)| *n);
+        Ok(match best {
+            Some((_, c)) => Some(c),
+            None => self.repo.head().ok().and_then(|h| h.peel_to_commit().ok()),
+        })
+    }
+
+    /// The refs of one session as (last name component, reference).
+    fn session_refs(&self, session: &str) -> Result<Vec<(String, git2::Reference<'_>)>, RepoError> {
+        let prefix = format!("{REF_PREFIX}{session}/");
+        let mut out = Vec::new();
+        for r in self.repo.references()? {
+            let r = r?;
+            if let Some(name) = r.name().ok().and_then(|n| n.strip_prefix(&prefix))
+                && !name.contains('/')
+            {
+                out.push((name.to_string(), r));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes a commit of `tree` with `parent` and points `refname` at it.
+    fn commit_to(
+        &self,
+        refname: &str,
+        tree: &str,
+        parent: Option<git2::Commit<'_>>,
+        message: &str,
+    ) -> Result<Oid, RepoError> {
+        let tree = self.tree(tree)?;
+        // A fixed identity: checkpoints must work where no user.name is configured, and
+        // they are the tool's records, not the user's commits.
+        let sig = Signature::now("handoff", "handoff@localhost")?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let oid = self
+            .repo
+            .commit(None, &sig, &sig, message, &tree, &parents)?;
+        self.repo.reference(refname, oid, true, message)?;
+        Ok(oid)
     }
 
     /// Whether the work tree differs between two checkpoints (the no-diff step signal).
@@ -177,18 +325,7 @@ impl Repo {
 
     /// Files changed, insertions and deletions from one tree to another.
     pub fn diff_stat(&self, from: &str, to: &str) -> Result<DiffStat, RepoError> {
-        let stats = self.tree_diff(from, to)?.stats()?;
-        let text = stats
-            .to_buf(git2::DiffStatsFormat::FULL, 80)
-            .ok()
-            .and_then(|b| b.as_str().ok().map(str::to_string))
-            .unwrap_or_default();
-        Ok(DiffStat {
-            files_changed: stats.files_changed(),
-            insertions: stats.insertions(),
-            deletions: stats.deletions(),
-            text,
-        })
+        stat_of(&self.tree_diff(from, to)?)
     }
 
     /// Puts the work tree back to checkpoint `tree`: files that differ are rewritten from
@@ -223,28 +360,25 @@ impl Repo {
     /// References an existing tree under `refs/handoff/<session>/<name>` (e.g. the tree a
     /// restore returned), so `git gc` keeps it.
     pub fn keep(&self, session: &str, name: &str, tree: &str) -> Result<(), RepoError> {
-        let refname = format!("refs/handoff/{session}/{name}");
-        if !git2::Reference::is_valid_name(&refname) {
-            return Err(RepoError::BadName(refname));
-        }
-        let oid = self.tree(tree)?.id();
-        self.repo.reference(&refname, oid, true, "handoff keep")?;
+        let refname = checkpoint_ref(session, name)?;
+        let parent = self.previous_commit(session, None)?;
+        let message = format!("handoff checkpoint: session {session}, kept as {name}");
+        self.commit_to(&refname, tree, parent, &message)?;
         Ok(())
     }
 
     /// Deletes every checkpoint ref of `session` (the trees become garbage for `git gc`).
     /// Returns how many refs were removed.
     pub fn remove_checkpoints(&self, session: &str) -> Result<usize, RepoError> {
-        let glob = format!("refs/handoff/{session}/*");
         let mut removed = 0;
-        for reference in self.repo.references_glob(&glob)? {
-            reference?.delete()?;
+        for (_, mut reference) in self.session_refs(session)? {
+            reference.delete()?;
             removed += 1;
         }
         Ok(removed)
     }
 
-    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {
+    pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {
         move |source| RepoError::Io {
             path: path.to_path_buf(),
             source,
@@ -309,4 +443,29 @@ impl Repo {
         }
         Ok(())
     }
+}
+
+/// `refs/handoff/<session>/<name>`, refused unless git accepts it as a ref name.
+fn checkpoint_ref(session: &str, name: &str) -> Result<String, RepoError> {
+    let refname = format!("{REF_PREFIX}{session}/{name}");
+    if session.is_empty() || session.contains('/') || !git2::Reference::is_valid_name(&refname) {
+        return Err(RepoError::BadName(refname));
+    }
+    Ok(refname)
+}
+
+/// git's stat of a diff, as [`DiffStat`].
+fn stat_of(diff: &git2::Diff<'_>) -> Result<DiffStat, RepoError> {
+    let stats = diff.stats()?;
+    let text = stats
+        .to_buf(git2::DiffStatsFormat::FULL, 80)
+        .ok()
+        .and_then(|b| b.as_str().ok().map(str::to_string))
+        .unwrap_or_default();
+    Ok(DiffStat {
+        files_changed: stats.files_changed(),
+        insertions: stats.insertions(),
+        deletions: stats.deletions(),
+        text,
+    })
 }

@@ -140,32 +140,8 @@ fn fallback_question(task: &str) -> Question {
 /// Finds the first JSON object in a model reply (bare, fenced, or inside prose).
 fn parse_reply(text: &str) -> Option<TriageReply> {
     let start = text.find('{')?;
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, c) in text[start..].char_indices() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' => depth += 1,
-            '}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return serde_json::from_str(&text[start..=start + i]).ok();
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    let end = crate::llm::textcall::object_end(text, start)?;
+    serde_json::from_str(&text[start..end]).ok()
 }
 
 #[cfg(test)]

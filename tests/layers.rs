@@ -15,6 +15,15 @@ const FLOORS: &[(&str, u32)] = &[
     ("llm", 2),
     ("config", 2),
     ("repo", 2),
+    // Leaf helpers beside config and repo: diff rendering (repo shows checkpoints with it),
+    // exit codes (over protocol outcomes), project instruction files, config presets.
+    ("diffview", 2),
+    ("exit", 2),
+    ("instructions", 2),
+    ("presets", 2),
+    // Their unit tests, kept beside them in files of their own.
+    ("diffview_tests", 2),
+    ("presets_tests", 2),
     ("judge", 3),
     ("agent", 4),
     ("router", 4),

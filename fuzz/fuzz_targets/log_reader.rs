@@ -1,4 +1,4 @@
-//! The session log reader (src/trajectory/reader.rs) on arbitrary files.
+//! The session log reader (src/log/reader.rs) on arbitrary files.
 #![no_main]
 
 // Each target uses half of the shared checks.

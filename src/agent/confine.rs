@@ -9,10 +9,10 @@
 //! stay ordinary name characters and cannot become separators.
 //!
 //! Writes are further refused anywhere inside a `.git` directory, in any letter case and
-//! with the trailing dots or spaces some file systems ignore. The agent loop runs one tool
-//! at a time, so nothing inside the session races the check; a process outside the session
-//! swapping a directory for a symlink between check and use is out of scope (the `run`
-//! sandbox is the defence there).
+//! with the trailing dots or spaces some file systems ignore. What passed the check is then
+//! opened through [`crate::agent::beneath`], relative to a handle on the root and refusing
+//! any symlink on the way, so a process (a command's background child, say) that swaps a
+//! directory for a symlink between check and use makes the call fail, not escape.
 
 use std::ffi::OsStr;
 use std::io;
@@ -61,6 +61,7 @@ pub enum Access {
 #[derive(Debug, Clone)]
 pub struct Confinement {
     root: PathBuf,
+    dir: crate::agent::beneath::RootDir,
 }
 
 /// A path that passed confinement.
@@ -95,12 +96,18 @@ impl Confinement {
                 format!("{} is not a directory", root.display()),
             ));
         }
-        Ok(Confinement { root })
+        let dir = crate::agent::beneath::RootDir::open(&root)?;
+        Ok(Confinement { root, dir })
     }
 
     /// The canonical root.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The handle on the root that resolved paths are opened relative to.
+    pub fn dir(&self) -> &crate::agent::beneath::RootDir {
+        &self.dir
     }
 
     /// Resolves the model's `path` (relative to the root, or absolute inside it).

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use crate::config::PromptsConfig;
+use crate::config::{PromptsConfig, ToolProtocol};
+use crate::llm::textprompt;
 
 /// The four prompts a session uses.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +16,10 @@ pub struct Prompts {
     pub triage: String,
     /// The handoff note template with `{placeholders}` (see `context`).
     pub handoff: String,
+    /// The junior's prompt under `tool_protocol = "text"`, with `{tools}` and `{example}`.
+    pub junior_text: String,
+    /// The senior's prompt under `tool_protocol = "text"`, with `{tools}` and `{example}`.
+    pub senior_text: String,
 }
 
 /// Why a prompt override could not be used.
@@ -33,6 +38,8 @@ impl Default for Prompts {
             senior: include_str!("../../prompts/senior.txt").to_string(),
             triage: include_str!("../../prompts/triage.txt").to_string(),
             handoff: include_str!("../../prompts/handoff.txt").to_string(),
+            junior_text: include_str!("../../prompts/junior_text.txt").to_string(),
+            senior_text: include_str!("../../prompts/senior_text.txt").to_string(),
         }
     }
 }
@@ -46,12 +53,32 @@ impl Prompts {
             ("senior", &cfg.senior, &mut p.senior),
             ("triage", &cfg.triage, &mut p.triage),
             ("handoff", &cfg.handoff, &mut p.handoff),
+            ("junior_text", &cfg.junior_text, &mut p.junior_text),
+            ("senior_text", &cfg.senior_text, &mut p.senior_text),
         ] {
             if let Some(path) = path {
                 *slot = read(key, path)?;
             }
         }
         Ok(p)
+    }
+
+    /// The prompts a session sends, given each endpoint's tool protocol: under `text` and
+    /// `json_schema` the model is offered no `tools` field, so its system prompt becomes the
+    /// text variant with the tool list and one example call filled in.
+    pub fn for_protocols(
+        mut self,
+        junior: ToolProtocol,
+        senior: ToolProtocol,
+        tools: &[crate::llm::ToolSpec],
+    ) -> Prompts {
+        if junior.uses_text() {
+            self.junior = textprompt::system_prompt(&self.junior_text, tools);
+        }
+        if senior.uses_text() {
+            self.senior = textprompt::system_prompt(&self.senior_text, tools);
+        }
+        self
     }
 }
 
@@ -79,6 +106,38 @@ mod tests {
         let p = Prompts::load(&cfg).expect("load");
         assert_eq!(p.junior, "be brief");
         assert_eq!(p.senior, Prompts::default().senior);
+    }
+
+    #[test]
+    fn the_text_protocol_gets_the_tool_list_and_an_example_call() {
+        let tools = crate::agent::tools::spec::specs();
+        let native =
+            Prompts::default().for_protocols(ToolProtocol::Auto, ToolProtocol::Native, &tools);
+        assert_eq!(native, Prompts::default());
+        let text = Prompts::default().for_protocols(ToolProtocol::Text, ToolProtocol::Text, &tools);
+        for prompt in [&text.junior, &text.senior] {
+            assert!(
+                !prompt.contains("{tools}") && !prompt.contains("{example}"),
+                "{prompt}"
+            );
+            // The prompt shows a call in exactly the form the parser reads.
+            let shown = prompt
+                .lines()
+                .filter(|l| crate::llm::textcall::parse_call(l, &tools).is_ok())
+                .count();
+            assert!(shown >= 1, "{prompt}");
+            assert!(
+                prompt.contains(r#"- read_file {"path": "string", "end_line?": "integer", "start_line?": "integer"}: Read a text file with numbered lines."#),
+                "{prompt}"
+            );
+            for name in crate::agent::tools::spec::TOOL_NAMES {
+                assert!(prompt.contains(&format!("- {name} ")), "{name}: {prompt}");
+            }
+        }
+        // The example the prompt shows is a call the parser reads.
+        let example = textprompt::example_call(&tools);
+        let call = crate::llm::textcall::parse_call(&example, &tools).expect("example parses");
+        assert_eq!(call.name, "read_file");
     }
 
     #[test]

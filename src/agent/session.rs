@@ -10,7 +10,6 @@
 //! [`handoff`] triages, asks and hands over, the [`Inbox`] reads commands, and the
 //! [`Gate`] holds the escalation rule. None of them points back here.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
@@ -26,9 +25,12 @@ use crate::router::{self, Question};
 use super::context::{HandoffFacts, HandoffLedger, handoff_note};
 use super::emitter::Emitter;
 use super::handoff::{self, OperatorReply, Triage};
+use super::history::ContextFit;
 use super::inbox::{Control, Inbox, Intent, Waiting};
 use super::prompts::Prompts;
-use super::step::{self, Acted, Proposal, StepEnv};
+use super::reply::{self, CallProblem, Read, Repairs};
+use super::step::{self, Acted, StepEnv};
+use super::stuck::{self, Move, Progress};
 use super::tools::{self, Workspace};
 use super::turn::{self, Flow, StreamedToken, TokenObserver, TurnEnd};
 use crate::judge::SessionJudge;
@@ -141,7 +143,10 @@ pub async fn run(
             Message::user(task.clone()),
         ],
         senior_history: None,
-        seen_calls: HashSet::new(),
+        progress: Progress::default(),
+        repairs: Repairs::new(config.agent.max_repairs),
+        context: ContextFit::new(&config.junior),
+        context_trimmed: false,
         ledger: HandoffLedger::default(),
         last_checkpoint: start_checkpoint.clone(),
         start_checkpoint,
@@ -166,8 +171,14 @@ struct Session<'a> {
     junior_history: Vec<Message>,
     /// The senior's conversation while it is in charge.
     senior_history: Option<Vec<Message>>,
-    /// (tool, arguments) of every call so far: a repeat is a step fact.
-    seen_calls: HashSet<(String, String)>,
+    /// The moves of whoever is in charge, by work tree: a repeat is a step fact.
+    progress: Progress,
+    /// Repair messages sent in a row.
+    repairs: Repairs,
+    /// The junior's history kept inside its context window.
+    context: ContextFit,
+    /// The first elision has been reported.
+    context_trimmed: bool,
     ledger: HandoffLedger,
     start_checkpoint: Option<String>,
     last_checkpoint: Option<String>,
@@ -246,11 +257,12 @@ impl Session<'_> {
                     tick: self.watch.tick(),
                 })
                 .await;
+            let (messages, sent_bytes) = match &self.senior_history {
+                Some(h) => (h.clone(), None),
+                None => self.fitted_junior_history().await,
+            };
             let req = ChatRequest {
-                messages: self
-                    .senior_history
-                    .clone()
-                    .unwrap_or_else(|| self.junior_history.clone()),
+                messages,
                 tools: specs.clone(),
             };
             let end = match actor {
@@ -276,7 +288,19 @@ impl Session<'_> {
                 }
             };
             let next = match end {
-                TurnEnd::Done { text, tool_calls } => self.step_with(actor, text, tool_calls).await,
+                TurnEnd::Done {
+                    text,
+                    tool_calls,
+                    problem,
+                    prompt_tokens,
+                } => {
+                    if let (Some(bytes), Some(tokens)) = (sent_bytes, prompt_tokens)
+                        && let Some(message) = self.context.reported(bytes, tokens)
+                    {
+                        self.warn("context_truncated", message).await;
+                    }
+                    self.step_with(actor, text, tool_calls, problem).await
+                }
                 TurnEnd::Quit => Next::End(Outcome::Aborted),
                 // The junior's endpoint is gone: hand off as a fault, not as evidence.
                 TurnEnd::Failed(_) if actor == Actor::Junior => {
@@ -292,21 +316,48 @@ impl Session<'_> {
     }
 
     /// A finished reply: run its call, record the step, and let the judge see its facts.
-    async fn step_with(&mut self, actor: Actor, text: String, calls: Vec<ToolCall>) -> Next {
+    async fn step_with(
+        &mut self,
+        actor: Actor,
+        text: String,
+        calls: Vec<ToolCall>,
+        problem: Option<CallProblem>,
+    ) -> Next {
         self.ledger.said(&text);
         let step = self.step;
-        let (report, tool, ok, after) = match Proposal::of(&text, &calls) {
-            Proposal::NoCall => (
-                step::no_call(self.last_checkpoint.as_deref()),
-                None,
-                false,
-                After::Continue,
-            ),
-            Proposal::Call { call, extra } => {
+        let specs = tools::specs();
+        let tree = self.last_checkpoint.clone();
+        let mut repairs_spent = false;
+        let (report, tool, ok, after, repeats) = match reply::read(&calls, problem.as_ref(), &specs)
+        {
+            Read::Unusable {
+                why,
+                message,
+                logged,
+            } => {
+                if !logged {
+                    self.warn(reply::kind(why), message.clone()).await;
+                }
+                repairs_spent = !self.repairs.another();
+                let repeats = self.progress.made(Move::said(&text), tree.as_deref());
+                let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
+                report.facts.repeats = repeats;
+                (report, None, false, After::Continue, repeats)
+            }
+            Read::Call { call, extra } => {
+                self.repairs.usable();
+                if !extra.is_empty() {
+                    let message = format!(
+                        "the reply holds {} tool calls; only the first ({}) is run",
+                        extra.len() + 1,
+                        call.function.name
+                    );
+                    self.warn(reply::SEVERAL_TOOL_CALLS, message).await;
+                }
                 let name = call.function.name.clone();
-                let repeated = !self
-                    .seen_calls
-                    .insert((name.clone(), call.function.arguments.clone()));
+                let repeats = self
+                    .progress
+                    .made(Move::call(&name, &call.function.arguments), tree.as_deref());
                 let acted =
                     step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
                 let mut after = After::Continue;
@@ -344,7 +395,7 @@ impl Session<'_> {
                         (false, said, StepFacts::default(), None)
                     }
                 };
-                facts.repeated_action = repeated;
+                facts.repeats = repeats;
                 self.ledger.tool(&name, &output, wrote.as_deref());
                 let last = self.last_checkpoint.as_deref();
                 let report = step::record(
@@ -359,10 +410,11 @@ impl Session<'_> {
                     last,
                 )
                 .await;
-                (report, Some(name), ok, after)
+                (report, Some(name), ok, after, repeats)
             }
         };
         self.last_checkpoint.clone_from(&report.checkpoint);
+        let acted = tool.is_some();
         let verdict = self
             .end_step(actor, tool, ok, &report.facts, report.checkpoint.clone())
             .await;
@@ -371,8 +423,12 @@ impl Session<'_> {
             Some(h) => h,
             None => &mut self.junior_history,
         };
-        history.push(Message::assistant(text, calls));
-        history.extend(report.replies);
+        if acted {
+            history.push(Message::assistant(text, calls));
+            history.extend(report.replies);
+        } else {
+            reply::ask_again(history, report.replies);
+        }
         self.gate.on_step_done();
         match after {
             After::End(outcome) => return Next::End(outcome),
@@ -384,6 +440,22 @@ impl Session<'_> {
         }
         if verdict == Verdict::Escalate && actor == Actor::Junior {
             return self.escalate(EscalationReason::Threshold).await;
+        }
+        if repairs_spent || stuck::is_stuck(repeats, self.config().agent.stuck_after) {
+            let why = if repairs_spent {
+                format!(
+                    "{} replies in a row without a usable tool call (agent.max_repairs = {})",
+                    self.config().agent.max_repairs + 1,
+                    self.config().agent.max_repairs
+                )
+            } else {
+                format!(
+                    "the same move {} times with no change to the work tree (agent.stuck_after = {})",
+                    repeats + 1,
+                    self.config().agent.stuck_after
+                )
+            };
+            return self.stuck(actor, why).await;
         }
         if actor == Actor::Senior {
             if self.inbox.take_force() {
@@ -448,6 +520,38 @@ impl Session<'_> {
             self.emitter.emit(ev).await;
         }
         verdict
+    }
+
+    /// No progress: the junior hands off with reason `stuck`; with no route left (the
+    /// senior is in charge, or the session only watches) the session ends aborted.
+    async fn stuck(&mut self, actor: Actor, why: String) -> Next {
+        self.warn("stuck", why).await;
+        if actor == Actor::Junior && !self.inbox.control().shadow {
+            return self.escalate(EscalationReason::Stuck).await;
+        }
+        if actor == Actor::Junior {
+            let route = self.watch.shadow_route();
+            let ev = self
+                .watch
+                .escalated(self.step, route, EscalationReason::Stuck, true);
+            self.emitter.emit(ev).await;
+        }
+        Next::End(Outcome::Aborted)
+    }
+
+    /// The junior's history as it fits its context window, and its size in bytes (to be
+    /// compared with the prompt tokens the server reports).
+    async fn fitted_junior_history(&mut self) -> (Vec<Message>, Option<usize>) {
+        let fitted = self.context.fit(&self.junior_history);
+        if fitted.elided > 0 && !self.context_trimmed {
+            self.context_trimmed = true;
+            let message = format!(
+                "older tool outputs elided to keep the junior's history within context_window                  ({} messages this request)",
+                fitted.elided
+            );
+            self.warn("context_trimmed", message).await;
+        }
+        (fitted.messages, Some(fitted.bytes))
     }
 
     /// The handoff note from what the session has done so far.
@@ -550,6 +654,7 @@ impl Session<'_> {
         let history =
             handoff::take_over(&self.emitter, self.config(), self.prompts, step, tick, note).await;
         self.senior_history = Some(history);
+        self.fresh_start();
     }
 
     /// After a one-step takeover: the junior continues, told what the senior did.
@@ -563,12 +668,22 @@ impl Session<'_> {
             .await;
         self.junior_history.push(handoff::senior_did(did));
         self.resume_junior();
+        self.fresh_start();
     }
 
     /// New information or help: the belief restarts from the prior, with a cooldown.
+    ///
+    /// The repeat count is not reset: asking the same question again after its answer, on
+    /// the same work tree, is no progress.
     fn resume_junior(&mut self) {
         self.watch.reset();
         self.gate.on_reset();
+    }
+
+    /// Whoever is in charge now starts with no repeats and no repairs held against it.
+    fn fresh_start(&mut self) {
+        self.progress = Progress::default();
+        self.repairs.usable();
     }
 
     async fn force_ignored(&self) {

@@ -13,7 +13,8 @@ use crate::repo::Repo;
 
 use super::emitter::Emitter;
 use super::inbox::{Inbox, Intent, Waiting};
-use super::tools::run::{ShellCommand, run_shell};
+use super::reply::Unusable;
+use super::tools::run::run_shell;
 use super::tools::spec::{APPLY_PATCH, FINISH, LIST_FILES, READ_FILE, RUN, SEARCH, WRITE_FILE};
 use super::tools::{self, ASK_OPERATOR, OutcomeKind, Workspace};
 use crate::competence::StepFacts;
@@ -38,33 +39,6 @@ pub(crate) struct StepEnv<'a> {
     pub config: &'a Config,
     pub approvals: Approvals,
 }
-
-/// What a model's reply proposes to do.
-///
-/// This is the one place a reply becomes an action: a reader of tool calls written as text
-/// plugs in here, before the step runs anything.
-pub(crate) enum Proposal<'a> {
-    /// One call to run; further calls in the same reply are answered "not run".
-    Call {
-        call: &'a ToolCall,
-        extra: &'a [ToolCall],
-    },
-    /// The reply called no tool.
-    NoCall,
-}
-
-impl<'a> Proposal<'a> {
-    pub fn of(_text: &str, calls: &'a [ToolCall]) -> Proposal<'a> {
-        match calls.split_first() {
-            Some((call, extra)) => Proposal::Call { call, extra },
-            None => Proposal::NoCall,
-        }
-    }
-}
-
-/// The message a model gets after a reply that called no tool.
-pub(crate) const NUDGE_NO_CALL: &str =
-    "Reply with exactly one tool call. Call finish when the task is done.";
 
 /// What a proposed call came to.
 pub(crate) enum Acted {
@@ -225,15 +199,26 @@ pub(crate) async fn record(
     }
 }
 
-/// The report of a reply that called no tool: the model is told to call one.
-pub(crate) fn no_call(last_checkpoint: Option<&str>) -> StepReport {
+/// The report of a reply with no usable call: the model is told `message` (see
+/// [`super::reply::ask_again`]), and the judge gets the fact.
+pub(crate) fn unusable(
+    last_checkpoint: Option<&str>,
+    why: Unusable,
+    message: String,
+) -> StepReport {
+    let replies = vec![Message::user(super::reply::repair_note(&message))];
     StepReport {
         facts: StepFacts {
             no_diff: true,
+            no_tool_call: why == Unusable::NoCall,
+            malformed_call: why == Unusable::Malformed,
             ..StepFacts::default()
         },
-        replies: vec![Message::user(NUDGE_NO_CALL)],
-        summary: "said something, called no tool".into(),
+        replies,
+        summary: match why {
+            Unusable::NoCall => "said something, called no tool".into(),
+            Unusable::Malformed => "wrote a tool call that could not be used".into(),
+        },
         checkpoint: last_checkpoint.map(str::to_string),
     }
 }
@@ -253,16 +238,7 @@ pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter) -> Outcome {
     let Some(command) = env.config.agent.check.clone() else {
         return Outcome::Unlabelled;
     };
-    // The check is the operator's own command, not the model's: it runs unsandboxed.
-    let spec = ShellCommand {
-        command: command.clone(),
-        cwd: env.workspace.root().to_path_buf(),
-        timeout: std::time::Duration::from_secs(env.config.agent.command_timeout_s),
-        cap_bytes: 2_000,
-        sandbox_writable: None,
-        tmpdir: env.workspace.tmpdir().map(std::path::Path::to_path_buf),
-        hidden_env: env.workspace.hidden_env(),
-    };
+    let spec = env.workspace.check_command(&command);
     let (exit_code, output_tail, passed) = match run_shell(&spec).await {
         Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),
         Err(e) => (None, e.to_string(), false),

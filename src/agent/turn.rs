@@ -19,6 +19,7 @@ use crate::protocol::{Actor, Alternative, EscalationReason, Event};
 
 use super::emitter::Emitter;
 use super::inbox::{Control, Inbox, Intent, Waiting};
+use super::reply::CallProblem;
 use super::retry::{AfterFault, Retry, cost_event};
 
 /// How a turn ended.
@@ -28,6 +29,10 @@ pub enum TurnEnd {
     Done {
         text: String,
         tool_calls: Vec<ToolCall>,
+        /// Why the reply held no usable call, as the decoder said it.
+        problem: Option<CallProblem>,
+        /// The prompt tokens the server reported reading (not an estimate).
+        prompt_tokens: Option<u64>,
     },
     /// The junior's stream was cut: the judge's belief fell below the threshold, or the
     /// operator forced it.
@@ -96,6 +101,8 @@ async fn attempt_turn(
     let mut stream = client.stream_once(req).await?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let mut problem = None;
+    let mut prompt_tokens = None;
     let mut tally = UsageTally::default();
     let waiting = Waiting::Stream {
         junior: actor == Actor::Junior,
@@ -121,11 +128,13 @@ async fn attempt_turn(
                         }
                     }
                     Delta::ToolCall(call) => tool_calls.push(call),
-                    Delta::Finish(_) | Delta::Usage(_) => {}
+                    Delta::Usage(u) => prompt_tokens = Some(u.prompt_tokens),
+                    Delta::Finish(_) => {}
                     Delta::Warning { kind, message } => {
                         if kind == "no_logprobs" {
                             observer.no_logprobs();
                         }
+                        problem = problem.or_else(|| CallProblem::from_warning(&kind, &message));
                         emitter.emit(Event::Warning { kind, message }).await;
                     }
                 }
@@ -137,6 +146,11 @@ async fn attempt_turn(
     emitter.emit(cost_event(client, actor, req, &tally)).await;
     Ok(match cut {
         Some(reason) => TurnEnd::Escalate(reason),
-        None => TurnEnd::Done { text, tool_calls },
+        None => TurnEnd::Done {
+            text,
+            tool_calls,
+            problem,
+            prompt_tokens,
+        },
     })
 }

@@ -56,6 +56,7 @@ fn reason_name(r: EscalationReason) -> &'static str {
         EscalationReason::Forced => "forced",
         EscalationReason::SelfAsk => "self_ask",
         EscalationReason::Fault => "fault",
+        EscalationReason::Stuck => "stuck",
     }
 }
 

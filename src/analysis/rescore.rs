@@ -482,8 +482,10 @@ mod tests {
             check_failed: true,
             patch_rejected: true,
             tool_error: true,
-            repeated_action: true,
+            repeats: 1,
             no_diff: true,
+            malformed_call: false,
+            no_tool_call: false,
         };
         Evidence::Step {
             tick,

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::operator;
 use crate::agent::prompts::Prompts;
 use crate::agent::session::{self, Approvals, SessionSetup};
-use crate::config::Config;
+use crate::config::{Config, NoOperator, RouteMode};
 use crate::judge::SessionJudge;
 use crate::llm::Client;
 use crate::log::writer::{LogWriter, spawn_writer};
@@ -62,12 +62,14 @@ pub fn prepare(
         model: "junior",
         source,
     })?;
-    let senior = Client::new(&config.senior).map_err(|source| ExecError::Client {
-        model: "senior",
-        source,
-    })?;
+    let mut config = config;
+    let senior = senior_client(&mut config)?;
     let watch = SessionJudge::from_config(&config)?;
-    let prompts = Prompts::load(&config.prompts)?;
+    let prompts = Prompts::load(&config.prompts)?.for_protocols(
+        config.junior.tool_protocol,
+        config.senior.tool_protocol,
+        &crate::agent::tools::spec::specs(),
+    );
     let session_id = new_session_id();
     let log_path = match log {
         Some(p) => p,
@@ -90,6 +92,41 @@ pub fn prepare(
         },
         log_path,
     })
+}
+
+/// The senior's client. A senior without its key is only an error when the session may hand
+/// off to it: under `route = "operator"` the session runs without one (a question nobody
+/// answers then ends the session instead of going to the senior, and says so).
+fn senior_client(config: &mut Config) -> Result<Client, ExecError> {
+    let missing_key = |source| ExecError::Client {
+        model: "senior",
+        source,
+    };
+    match Client::new(&config.senior) {
+        Ok(client) => Ok(client),
+        Err(crate::llm::LlmError::Config { message })
+            if config.policy.route == RouteMode::Operator
+                && config.senior.api_key_env.is_some() =>
+        {
+            if config.agent.no_operator == NoOperator::Senior {
+                config.agent.no_operator = NoOperator::Fail;
+            }
+            eprintln!(
+                "handoff: note: route = \"operator\" needs no senior ({message}); a question \
+                 nobody answers ends the session"
+            );
+            Client::with_api_key(&config.senior, None).map_err(missing_key)
+        }
+        Err(crate::llm::LlmError::Config { message }) if config.senior.api_key_env.is_some() => {
+            Err(missing_key(crate::llm::LlmError::Config {
+                message: format!(
+                    "{message}; a senior on a local server needs no key (leave api_key_env out \
+                     of [senior]), and route = \"operator\" needs no senior at all"
+                ),
+            }))
+        }
+        Err(source) => Err(missing_key(source)),
+    }
 }
 
 /// A session id that sorts by time and does not collide across parallel runs.

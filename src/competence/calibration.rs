@@ -17,6 +17,11 @@ use crate::protocol::SignalKind;
 /// The calibration format this build reads and writes.
 pub const CALIBRATION_VERSION: u32 = 1;
 
+/// Largest tempering factor accepted. A fitted factor discounts evidence (c < 1); far
+/// above that, sums of log-likelihood ratios overflow to ±∞ and the belief becomes NaN,
+/// which the log cannot carry.
+pub const MAX_TEMPERING: f64 = 1000.0;
+
 /// A complete judge: ℓ₀ = logit π₀; ℓ_t = ℓ_{t−1} + c·Σ log f₁/f₀; B_t = map(ℓ_t).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "serde_json::Value", into = "CalibrationRepr")]
@@ -101,9 +106,9 @@ impl Calibration {
                 self.prior
             )));
         }
-        if !(self.tempering.is_finite() && self.tempering >= 0.0) {
+        if !(self.tempering.is_finite() && (0.0..=MAX_TEMPERING).contains(&self.tempering)) {
             return Err(CompetenceError::Invalid(format!(
-                "calibration tempering must be a non-negative number, got {}",
+                "calibration tempering must be a number in [0, {MAX_TEMPERING}], got {}",
                 self.tempering
             )));
         }

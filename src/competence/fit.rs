@@ -171,7 +171,12 @@ pub fn fit(
         let likelihood = if signal.is_token_signal() {
             Likelihood::fit(&ones, &zeros, options.bins, options.smoothing)?
         } else {
-            Likelihood::fit_with_edges(&ones, &zeros, vec![0.5], options.smoothing)?
+            Likelihood::fit_with_edges(
+                &ones,
+                &zeros,
+                signal.step_edges().to_vec(),
+                options.smoothing,
+            )?
         };
         signals.insert(signal, likelihood);
     }

@@ -48,13 +48,22 @@ const TOKEN_TABLES: [TokenTable; 3] = [
 /// (signal, per-step rate in successful sessions, log-ratio when present).
 ///
 /// Low base rates keep the (positive) evidence of a fact's *absence* below 0.003 per step.
-const STEP_TABLES: [(SignalKind, f64, f64); 5] = [
+const STEP_TABLES: [(SignalKind, f64, f64); 6] = [
     (SignalKind::ToolError, 0.003, -0.25),
     (SignalKind::PatchRejected, 0.003, -0.35),
     (SignalKind::CheckFailed, 0.003, -0.5),
-    (SignalKind::RepeatedAction, 0.003, -0.4),
     (SignalKind::NoDiff, 0.003, -0.1),
+    // A reply the loop could not act on: small models that fall into writing prose or a
+    // broken call seldom come back by themselves.
+    (SignalKind::MalformedCall, 0.003, -0.4),
+    (SignalKind::NoToolCall, 0.003, -0.5),
 ];
+
+/// The repeat count (0, 1, 2, 3 or more earlier identical moves): per-step rates in
+/// successful sessions and log-ratios, growing with the count; a loop is the commonest way
+/// a small model fails.
+const REPEAT_RATES: [f64; 3] = [0.002, 0.0005, 0.0002];
+const REPEAT_LLRS: [f64; 3] = [-0.4, -0.9, -1.6];
 
 impl Calibration {
     /// The documented default for first use; see the module docs. It is a prior, not a fit.
@@ -74,6 +83,20 @@ impl Calibration {
             if let Ok(l) = Likelihood::binary(p1, p0) {
                 signals.insert(signal, l);
             }
+        }
+        let p0: Vec<f64> = REPEAT_RATES
+            .iter()
+            .zip(REPEAT_LLRS)
+            .map(|(p1, d)| p1 / d.exp())
+            .collect();
+        let absent = |p: &[f64]| 1.0 - p.iter().sum::<f64>();
+        let f1: Vec<f64> = std::iter::once(absent(&REPEAT_RATES))
+            .chain(REPEAT_RATES)
+            .collect();
+        let f0: Vec<f64> = std::iter::once(absent(&p0)).chain(p0).collect();
+        let edges = SignalKind::RepeatedAction.step_edges().to_vec();
+        if let Ok(l) = Likelihood::new(edges, f1, f0) {
+            signals.insert(SignalKind::RepeatedAction, l);
         }
         Calibration {
             prior: PRIOR_SUCCESS_RATE,
@@ -120,5 +143,21 @@ mod tests {
             let absent = llr(k, 0.0);
             assert!(absent > 0.0 && absent < 0.003, "{k:?} absent {absent}");
         }
+    }
+
+    #[test]
+    fn a_repeat_weighs_more_each_time() {
+        let c = Calibration::prior();
+        let l = |n: f64| c.signals[&SignalKind::RepeatedAction].llr(n);
+        assert!(l(0.0) > 0.0 && l(0.0) < 0.003, "absent {}", l(0.0));
+        assert!(
+            l(1.0) < 0.0 && l(2.0) < l(1.0) && l(3.0) < l(2.0),
+            "{} {} {}",
+            l(1.0),
+            l(2.0),
+            l(3.0)
+        );
+        assert_eq!(l(7.0), l(3.0), "3 or more share a bin");
+        assert!((l(1.0) - REPEAT_LLRS[0]).abs() < 1e-3);
     }
 }

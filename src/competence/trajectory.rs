@@ -141,7 +141,7 @@ mod tests {
             value: 1.0,
         }]);
         assert_eq!(tr.ticks(), 2);
-        assert_eq!(tr.tick(0).len(), 5);
+        assert_eq!(tr.tick(0).len(), 7, "the seven step facts");
         assert_eq!(tr.tick(1).len(), 1);
         assert_eq!(tr.tick(2).len(), 1);
         assert_eq!(tr.tick(2)[0].signal, SignalKind::NoDiff);

@@ -2,6 +2,16 @@
 
 use super::{Config, ConfigError};
 
+/// Longest timeout accepted, in seconds (a day); larger values are typos, and very large
+/// ones cannot be represented as a duration at all.
+const MAX_SECONDS: f64 = 86_400.0;
+/// Highest price per million tokens accepted, in dollars.
+const MAX_PRICE: f64 = 1_000_000.0;
+/// Highest cost (κ, γ, L) accepted, in the config's unit of account.
+const MAX_COST: f64 = 1e12;
+/// Largest byte cap accepted (output, arguments).
+const MAX_BYTES: usize = 256 * 1024 * 1024;
+
 impl Config {
     pub(super) fn validate(&self, text: &str, path: &str) -> Result<(), ConfigError> {
         let invalid = |section: &str, key: &str, expected: &str| ConfigError::Invalid {
@@ -50,21 +60,53 @@ impl Config {
                 ("price_input_per_mtok", m.price_input_per_mtok),
                 ("price_output_per_mtok", m.price_output_per_mtok),
             ] {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(invalid(section, key, "must be a non-negative number"));
+                if !(v.is_finite() && (0.0..=MAX_PRICE).contains(&v)) {
+                    return Err(invalid(
+                        section,
+                        key,
+                        &format!("must be a number between 0 and {MAX_PRICE}"),
+                    ));
                 }
             }
             for (key, v) in [
                 ("connect_timeout_s", m.connect_timeout_s),
                 ("idle_timeout_s", m.idle_timeout_s),
             ] {
-                if !(v.is_finite() && v > 0.0) {
+                if !(v.is_finite() && v > 0.0 && v <= MAX_SECONDS) {
                     return Err(invalid(
                         section,
                         key,
-                        "must be a positive number of seconds",
+                        &format!("must be a positive number of seconds, at most {MAX_SECONDS}"),
                     ));
                 }
+            }
+            if let Some(window) = m.context_window {
+                if window < 512 {
+                    return Err(invalid(
+                        section,
+                        "context_window",
+                        "must be at least 512 tokens (leave it out when unknown)",
+                    ));
+                }
+                if m.max_tokens.is_some_and(|max| max >= window) {
+                    return Err(invalid(
+                        section,
+                        "max_tokens",
+                        &format!(
+                            "must be smaller than context_window ({window}): the reply and the \
+                             prompt share the window"
+                        ),
+                    ));
+                }
+            }
+            // The schema is what makes json_schema work; an `extra` one would silently win.
+            if m.tool_protocol.constrains_reply() && m.extra.contains_key("response_format") {
+                return Err(invalid(
+                    &format!("{section}.extra"),
+                    "response_format",
+                    "must be left out under tool_protocol = \"json_schema\", which builds \
+                     response_format from the offered tools",
+                ));
             }
             if let Some(env) = &m.api_key_env
                 && (env.is_empty() || env.contains('='))
@@ -82,12 +124,20 @@ impl Config {
             ("gamma_senior", c.gamma_senior),
             ("gamma_operator", c.gamma_operator),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(invalid("costs", key, "must be a non-negative number"));
+            if !(v.is_finite() && (0.0..=MAX_COST).contains(&v)) {
+                return Err(invalid(
+                    "costs",
+                    key,
+                    &format!("must be a number between 0 and {MAX_COST:e}"),
+                ));
             }
         }
-        if !(c.loss.is_finite() && c.loss > 0.0) {
-            return Err(invalid("costs", "loss", "must be a positive number"));
+        if !(c.loss.is_finite() && c.loss > 0.0 && c.loss <= MAX_COST) {
+            return Err(invalid(
+                "costs",
+                "loss",
+                &format!("must be a positive number, at most {MAX_COST:e}"),
+            ));
         }
         for (key, v) in [("p_senior", c.p_senior), ("p_operator", c.p_operator)] {
             if !unit(v) {
@@ -123,11 +173,11 @@ impl Config {
         if a.token_budget == 0 {
             return Err(invalid("agent", "token_budget", "must be at least 1"));
         }
-        if a.command_timeout_s == 0 {
+        if a.command_timeout_s == 0 || a.command_timeout_s as f64 > MAX_SECONDS {
             return Err(invalid(
                 "agent",
                 "command_timeout_s",
-                "must be at least 1 second",
+                &format!("must be between 1 and {MAX_SECONDS} seconds"),
             ));
         }
         if a.check.as_ref().is_some_and(|c| c.trim().is_empty()) {
@@ -137,8 +187,52 @@ impl Config {
                 "must be a shell command (leave it out for unlabelled sessions)",
             ));
         }
-        if a.output_cap_bytes < 256 {
-            return Err(invalid("agent", "output_cap_bytes", "must be at least 256"));
+        if !(256..=MAX_BYTES).contains(&a.output_cap_bytes) {
+            return Err(invalid(
+                "agent",
+                "output_cap_bytes",
+                &format!("must be between 256 and {MAX_BYTES}"),
+            ));
+        }
+        if !(1024..=MAX_BYTES).contains(&a.max_argument_bytes) {
+            return Err(invalid(
+                "agent",
+                "max_argument_bytes",
+                &format!("must be between 1024 and {MAX_BYTES}"),
+            ));
+        }
+        for (key, roots) in [
+            ("writable_roots", Some(&a.writable_roots)),
+            ("readable_roots", a.readable_roots.as_ref()),
+        ] {
+            for root in roots.into_iter().flatten() {
+                if !(root.is_absolute() || root.starts_with("~")) {
+                    return Err(invalid(
+                        "agent",
+                        key,
+                        &format!(
+                            "must hold absolute paths (or ~/...), not `{}`",
+                            root.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        let keys: Vec<&String> = [&self.junior.api_key_env, &self.senior.api_key_env]
+            .into_iter()
+            .flatten()
+            .collect();
+        for name in &a.env_pass {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(invalid("agent", "env_pass", "must hold variable names"));
+            }
+            if keys.contains(&name) {
+                return Err(invalid(
+                    "agent",
+                    "env_pass",
+                    &format!("must not pass `{name}`: it holds a model's API key"),
+                ));
+            }
         }
         Ok(())
     }

@@ -94,7 +94,8 @@ pub fn junior() -> Script {
                     " But the task does not say what a bare number such as 90 should mean: \
                      seconds, or an error? The tests do not say either, and the README \
                      does not mention it, so I could guess seconds, or keep the error, \
-                     and either choice changes the public behaviour of the library",
+                     and either choice changes the public behaviour of the library that \
+                     its users may already rely on, so I would rather not guess at it",
                 ),
             ]),
             Some((
@@ -127,14 +128,16 @@ pub fn junior() -> Script {
     ])
 }
 
-/// The senior: triage verdicts in order (first a question, then a takeover), and the fix.
+/// The senior: a triage verdict read from the handoff note (a question while no patch has
+/// failed, a takeover once one was rejected), and the fix. Reading the note rather than
+/// counting triages keeps the story whichever escalations the judge's numbers produce (the
+/// junior's own question needs no triage).
 pub fn senior() -> Script {
-    let triages = std::sync::atomic::AtomicUsize::new(0);
     Script::new(Vec::new()).respond_with(move |body| {
         let system = body["messages"][0]["content"].as_str().unwrap_or("");
         if system.contains("decide what kind of blocker") {
-            let n = triages.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let verdict = if n == 0 {
+            let note = body["messages"][1]["content"].as_str().unwrap_or("");
+            let verdict = if !note.contains("patch rejected") {
                 json!({
                     "route": "operator",
                     "question": "Should a bare number without a unit (e.g. \"90\") mean seconds, or stay an error?",

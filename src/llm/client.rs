@@ -58,11 +58,12 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Reads the API key from the env var named by `api_key_env` (never logs it).
+    /// Reads the API key from the env var named by `api_key_env` (never logs it; the
+    /// variable is then taken out of the environment, see [`super::keys`]).
     pub fn new(cfg: &ModelConfig) -> Result<Client, LlmError> {
         let api_key = match &cfg.api_key_env {
             None => None,
-            Some(var) => Some(std::env::var(var).map_err(|_| LlmError::Config {
+            Some(var) => Some(super::keys::read(var).ok_or_else(|| LlmError::Config {
                 message: format!("environment variable {var} (api_key_env) is not set"),
             })?),
         };
@@ -138,7 +139,8 @@ impl Client {
 
     async fn stream_unredacted(&self, req: &ChatRequest) -> Result<DeltaStream, LlmError> {
         let configured = LogprobMode::from_config(&self.cfg);
-        let use_n_probs = !req.tools.is_empty()
+        let sends_tools = self.cfg.tool_protocol.sends_tools() && !req.tools.is_empty();
+        let use_n_probs = sends_tools
             && configured.requested()
             && self.tools_logprobs_rejected.load(Ordering::Relaxed);
         let mode = if use_n_probs {
@@ -147,10 +149,10 @@ impl Client {
             configured
         };
         match self.open(req, mode).await {
-            Ok(events) => Ok(self.deltas(events, mode, Vec::new())),
+            Ok(events) => Ok(self.deltas(events, req, mode, Vec::new())),
             Err(e)
                 if matches!(mode, LogprobMode::OpenAi { .. })
-                    && !req.tools.is_empty()
+                    && sends_tools
                     && rejects_logprobs_with_tools(&e) =>
             {
                 self.tools_logprobs_rejected.store(true, Ordering::Relaxed);
@@ -163,8 +165,9 @@ impl Client {
                          llama.cpp's n_probs instead"
                     ),
                 };
-                Ok(self.deltas(events, fallback, vec![warning]))
+                Ok(self.deltas(events, req, fallback, vec![warning]))
             }
+            Err(e) if self.cfg.tool_protocol.constrains_reply() => Err(format_rejected(e)),
             Err(e) => Err(e),
         }
     }
@@ -262,15 +265,25 @@ impl Client {
         }
     }
 
-    fn deltas(&self, events: RawEvents, mode: LogprobMode, first: Vec<Delta>) -> DeltaStream {
+    fn deltas(
+        &self,
+        events: RawEvents,
+        req: &ChatRequest,
+        mode: LogprobMode,
+        first: Vec<Delta>,
+    ) -> DeltaStream {
         let top_k = match mode {
             LogprobMode::Off => 0,
             LogprobMode::OpenAi { top } => usize::from(top),
             LogprobMode::NProbs { .. } => usize::from(self.cfg.top_logprobs),
         };
+        let mut decoder = StreamDecoder::new(mode.requested(), top_k);
+        if self.cfg.tool_protocol.reads_text() {
+            decoder = decoder.reading_text_calls(&req.tools);
+        }
         let state = Decoding {
             events,
-            decoder: StreamDecoder::new(mode.requested(), top_k),
+            decoder,
             pending: first.into(),
             idle: self.idle(),
             url: self.cfg.base_url.clone(),
@@ -289,6 +302,32 @@ fn n_probs_mode(cfg: &ModelConfig) -> LogprobMode {
 }
 
 /// llama.cpp: `logprobs is not supported with tools + stream` (400, or 500 in old builds).
+/// A 4xx that names the schema or `response_format`, said in terms of the setting that
+/// sent it: the server has no constrained decoding (or cannot compile the schema), and the
+/// fix is in the config, not the server.
+fn format_rejected(e: LlmError) -> LlmError {
+    match e {
+        LlmError::BadRequest { status, message } => {
+            let m = message.to_lowercase();
+            let about_format = ["response_format", "json_schema", "schema", "grammar"]
+                .iter()
+                .any(|w| m.contains(w));
+            if !about_format {
+                return LlmError::BadRequest { status, message };
+            }
+            LlmError::BadRequest {
+                status,
+                message: format!(
+                    "{message} (the server rejected the response_format schema that \
+                     tool_protocol = \"json_schema\" sends; set tool_protocol = \"text\" for \
+                     this endpoint if the server has no JSON-schema constrained decoding)"
+                ),
+            }
+        }
+        other => other,
+    }
+}
+
 fn rejects_logprobs_with_tools(e: &LlmError) -> bool {
     match e {
         LlmError::BadRequest { message, .. } | LlmError::Server { message, .. } => {

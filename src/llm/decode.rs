@@ -9,10 +9,17 @@ use serde_json::Value;
 
 use super::chunk::{self, LogprobToken, ParsedChunk, ToolFragment};
 use super::error::LlmError;
-use super::types::{Delta, FunctionCall, ToolCall, Usage};
+use super::textcall;
+use super::types::{Delta, FunctionCall, ToolCall, ToolSpec, Usage};
 
 /// The `kind` of the warning sent when a server returns tokens without logprobs.
 pub const NO_LOGPROBS: &str = "no_logprobs";
+
+pub use super::textcall::{MALFORMED_CALL, NO_TOOL_CALL};
+/// The `kind` of the warning sent when the text held more than one call (the first is used).
+pub const SEVERAL_TOOL_CALLS: &str = "several_tool_calls";
+/// Prefix of the ids given to calls read from text (`text_call_1`, …).
+pub const TEXT_CALL_ID: &str = "text_call_";
 
 /// A tool call whose fragments are still arriving.
 #[derive(Debug)]
@@ -47,6 +54,12 @@ pub struct StreamDecoder {
     closed: BTreeSet<u32>,
     usage: Option<Usage>,
     finished: bool,
+    /// Tools offered to the model when its text is to be searched for a call.
+    text_calls: Option<Vec<ToolSpec>>,
+    /// The reply's text so far, kept only while `text_calls` is set.
+    text: String,
+    /// Calls yielded, native or from text, for ids that do not collide.
+    yielded: usize,
 }
 
 impl StreamDecoder {
@@ -61,7 +74,22 @@ impl StreamDecoder {
             closed: BTreeSet::new(),
             usage: None,
             finished: false,
+            text_calls: None,
+            text: String::new(),
+            yielded: 0,
         }
+    }
+
+    /// Also reads a call written as text when the reply ends without a native one (the
+    /// `auto` and `text` tool protocols): it is yielded as a [`Delta::ToolCall`] with id
+    /// `text_call_<n>`, before the usage. A reply without a usable call yields a warning
+    /// ([`NO_TOOL_CALL`] or [`MALFORMED_CALL`], the message written for the model), several
+    /// calls a [`SEVERAL_TOOL_CALLS`] warning. No tools offered: nothing is read.
+    pub fn reading_text_calls(mut self, tools: &[ToolSpec]) -> Self {
+        if !tools.is_empty() {
+            self.text_calls = Some(tools.to_vec());
+        }
+        self
     }
 
     /// Whether a finish reason has been seen.
@@ -109,6 +137,7 @@ impl StreamDecoder {
         }
         let mut out = Vec::new();
         self.flush_calls(&mut out);
+        self.text_call(&mut out);
         if let Some(usage) = self.usage.take() {
             out.push(Delta::Usage(usage));
         }
@@ -126,6 +155,9 @@ impl StreamDecoder {
         match tokens {
             Some(tokens) if !tokens.is_empty() => {
                 for t in tokens {
+                    if self.text_calls.is_some() {
+                        self.text.push_str(&t.text);
+                    }
                     let mut top = t.top;
                     top.truncate(self.top_k);
                     out.push(Delta::Token {
@@ -148,12 +180,45 @@ impl StreamDecoder {
                             .into(),
                     });
                 }
+                if self.text_calls.is_some() {
+                    self.text.push_str(&text);
+                }
                 out.push(Delta::Token {
                     text,
                     logprob: None,
                     top: Vec::new(),
                 });
             }
+        }
+    }
+
+    fn text_call(&mut self, out: &mut Vec<Delta>) {
+        let Some(tools) = self.text_calls.take() else {
+            return;
+        };
+        if self.yielded > 0 {
+            return;
+        }
+        match textcall::parse_call(&self.text, &tools) {
+            Ok(call) => {
+                if call.ignored > 0 {
+                    out.push(Delta::Warning {
+                        kind: SEVERAL_TOOL_CALLS.into(),
+                        message: format!(
+                            "the reply holds {} tool calls; only the first ({}) is used",
+                            call.ignored + 1,
+                            call.name
+                        ),
+                    });
+                }
+                self.yielded += 1;
+                let id = format!("{TEXT_CALL_ID}{}", self.yielded);
+                out.push(Delta::ToolCall(call.into_tool_call(id)));
+            }
+            Err(e) => out.push(Delta::Warning {
+                kind: e.fact().into(),
+                message: e.to_string(),
+            }),
         }
     }
 
@@ -216,6 +281,7 @@ impl StreamDecoder {
         open.sort_by_key(|c| c.index);
         for call in open {
             self.closed.insert(call.index);
+            self.yielded += 1;
             out.push(Delta::ToolCall(call.into_call()));
         }
     }

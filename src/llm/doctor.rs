@@ -5,6 +5,18 @@
 //! tools together with logprobs — then one verdict line naming the fix. Probes use the real
 //! client, so what doctor reports is what a session will meet (including the llama.cpp
 //! `n_probs` fallback).
+//!
+//! A verdict names the fix, not the symptom: the corrected `base_url` when the server
+//! answers only under `/v1`; the listed model id closest to a missing one (an Ollama tag);
+//! the proxy variable when a proxy sits between handoff and a local server; a network
+//! problem (not "start the server") for a remote host; and, with a context window to
+//! check, whether the server keeps that much prompt (from its `usage.prompt_tokens`).
+
+mod context;
+pub mod hints;
+mod verdict;
+
+use verdict::{Place, listed, model_fix, v1_fix};
 
 use std::time::{Duration, Instant};
 
@@ -61,6 +73,14 @@ pub struct EndpointReport {
     pub usable: bool,
 }
 
+/// What else to check beyond the standard probes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Check that the server keeps a prompt of this many tokens (the endpoint's
+    /// `context_window`); `None` skips the context probe.
+    pub context_window: Option<u32>,
+}
+
 /// Probes both endpoints of a configuration.
 pub async fn check(config: &Config) -> Vec<EndpointReport> {
     vec![
@@ -69,8 +89,13 @@ pub async fn check(config: &Config) -> Vec<EndpointReport> {
     ]
 }
 
-/// Probes one endpoint.
+/// Probes one endpoint with the standard probes.
 pub async fn check_endpoint(role: &str, cfg: &ModelConfig) -> EndpointReport {
+    check_endpoint_with(role, cfg, Options::default()).await
+}
+
+/// Probes one endpoint, with the extra checks of `opts`.
+pub async fn check_endpoint_with(role: &str, cfg: &ModelConfig, opts: Options) -> EndpointReport {
     let mut probe_cfg = cfg.clone();
     // Probes need only a few tokens; a tool call needs a few dozen.
     probe_cfg.max_tokens = Some(cfg.max_tokens.unwrap_or(64).min(64));
@@ -96,6 +121,8 @@ pub async fn check_endpoint(role: &str, cfg: &ModelConfig) -> EndpointReport {
         }
     };
     let mut fixes: Vec<String> = Vec::new();
+    let place = Place::of(&cfg.base_url);
+    let mut wrong_model: Option<String> = None;
 
     // Reachable, and the model listed.
     match client.list_models().await {
@@ -110,29 +137,21 @@ pub async fn check_endpoint(role: &str, cfg: &ModelConfig) -> EndpointReport {
                     .probes
                     .push(probe("model listed", Outcome::Ok, String::new()));
             } else {
-                let listed = models
-                    .iter()
-                    .take(8)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ");
                 report.probes.push(probe(
                     "model listed",
                     Outcome::Warn,
-                    format!("`{}` not among: {listed}", cfg.model),
+                    format!("`{}` not among: {}", cfg.model, listed(&models)),
                 ));
-                fixes.push(format!("set model to one the server lists ({listed})"));
+                let fix = model_fix(&cfg.model, &models);
+                wrong_model = Some(fix.clone());
+                fixes.push(fix);
             }
         }
         Err(e @ (LlmError::Connect { .. } | LlmError::Timeout { .. })) => {
             report
                 .probes
                 .push(probe("reachable", Outcome::Fail, e.to_string()));
-            report.verdict = format!(
-                "fix: start the server or correct base_url ({}): {}",
-                cfg.base_url,
-                e.kind()
-            );
+            report.verdict = place.unreachable_fix(&cfg.base_url, &e);
             return report;
         }
         Err(e @ LlmError::Auth { .. }) => {
@@ -146,6 +165,22 @@ pub async fn check_endpoint(role: &str, cfg: &ModelConfig) -> EndpointReport {
             return report;
         }
         Err(e) => {
+            if let Some(fix) = place.proxy_fix() {
+                report
+                    .probes
+                    .push(probe("reachable", Outcome::Fail, e.to_string()));
+                report.verdict = fix;
+                return report;
+            }
+            if let LlmError::BadRequest { status: 404, .. } = e
+                && let Some(fix) = v1_fix(cfg, "GET /models answered HTTP 404").await
+            {
+                report
+                    .probes
+                    .push(probe("reachable", Outcome::Fail, e.to_string()));
+                report.verdict = fix;
+                return report;
+            }
             // Some servers have no /models; the completion probe decides.
             report
                 .probes
@@ -167,7 +202,15 @@ pub async fn check_endpoint(role: &str, cfg: &ModelConfig) -> EndpointReport {
             report
                 .probes
                 .push(probe("stream", Outcome::Fail, e.to_string()));
-            report.verdict = format!("fix: a streamed completion fails: {e}");
+            report.verdict = match (e, &wrong_model) {
+                (LlmError::BadRequest { .. }, Some(fix)) => format!("fix: {fix}"),
+                (LlmError::BadRequest { status: 404, .. }, None) => {
+                    v1_fix(cfg, "the completion answered HTTP 404")
+                        .await
+                        .unwrap_or_else(|| format!("fix: a streamed completion fails: {e}"))
+                }
+                _ => format!("fix: a streamed completion fails: {e}"),
+            };
             return report;
         }
         None => report.probes.push(probe(
@@ -277,6 +320,12 @@ pub async fn check_endpoint(role: &str, cfg: &ModelConfig) -> EndpointReport {
         ));
     }
 
+    if let Some(window) = opts.context_window {
+        let (p, fix) = context::check(&client, run.prompt_tokens, window).await;
+        report.probes.push(p);
+        fixes.extend(fix);
+    }
+
     report.verdict = if fixes.is_empty() {
         "ok: ready".into()
     } else {
@@ -336,6 +385,8 @@ struct Attempt {
     finish: Option<String>,
     fell_back: bool,
     first_token_ms: Option<u128>,
+    /// The server's `usage.prompt_tokens`, if it reported usage.
+    prompt_tokens: Option<u64>,
     error: Option<LlmError>,
 }
 
@@ -378,7 +429,7 @@ async fn attempt(client: &Client, req: &ChatRequest) -> Attempt {
                 Ok(Delta::Warning { kind, .. }) => {
                     out.fell_back |= kind == LOGPROBS_WITH_TOOLS_REJECTED;
                 }
-                Ok(Delta::Usage(_)) => {}
+                Ok(Delta::Usage(u)) => out.prompt_tokens = Some(u.prompt_tokens),
                 Err(e) => {
                     out.error = Some(e);
                     return;

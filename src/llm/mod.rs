@@ -14,16 +14,26 @@
 //! - llama.cpp server: rejects `logprobs` with tools when streaming (the client retries
 //!   with `n_probs`), post-sampling `prob`/`top_probs`, an extra `id` per token.
 //! - Ollama: `top_logprobs` omitted at k = 0, a tool call whole in one chunk.
+//! - Small models (Qwen2.5-Coder 0.5B/1.5B on llama.cpp): the call written as JSON text in
+//!   `content` — bare, with doubled braces, fenced, in `<tool_call>` tags — never as a
+//!   `tool_calls` delta; read from the text under `tool_protocol = "auto" | "text"`
+//!   ([`textcall`]), and under `text` no `tools` field is sent ([`textprompt`] renders
+//!   the list for the system prompt); under `json_schema` the request also carries a
+//!   `response_format` schema admitting one call of an offered tool ([`callschema`]).
 //! - LM Studio: logprobs silently absent (one `no_logprobs` warning, never an error).
 //! - OpenRouter: `: OPENROUTER PROCESSING` comment lines, errors inside HTTP-200 streams.
 //! - Unknown enum values (`service_tier: "on_demand"`, new finish reasons), `null` logprobs.
 
+pub mod callschema;
 pub mod chunk;
 pub mod client;
 pub mod decode;
 pub mod doctor;
 pub mod error;
+pub mod keys;
 pub mod request;
+pub mod textcall;
+pub mod textprompt;
 pub mod transport;
 pub mod types;
 pub mod usage;

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::types::ChatRequest;
+use super::types::{ChatRequest, Message};
 use crate::config::ModelConfig;
 
 /// How token logprobs are asked for.
@@ -42,10 +42,19 @@ impl LogprobMode {
 const PROTECTED: [&str; 3] = ["messages", "stream", "tools"];
 
 /// The request body: model, messages, tools, sampling, logprobs, usage, extra fields.
+///
+/// Under `tool_protocol = "text"` the body has no `tools` field and the history carries no
+/// native calls (see [`text_messages`]); the system prompt is expected to list the tools.
+/// Under `json_schema` it also carries `response_format` ([`super::callschema`]).
 pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
     let mut body = Map::new();
+    let sends_tools = cfg.tool_protocol.sends_tools();
     body.insert("model".into(), json!(cfg.model));
-    body.insert("messages".into(), json!(req.messages));
+    if sends_tools {
+        body.insert("messages".into(), json!(req.messages));
+    } else {
+        body.insert("messages".into(), json!(text_messages(&req.messages)));
+    }
     // byot: async-openai sends the body as is, so streaming must be asked for here.
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -53,7 +62,7 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
     if let Some(max) = cfg.max_tokens {
         body.insert("max_tokens".into(), json!(max));
     }
-    if !req.tools.is_empty() {
+    if sends_tools && !req.tools.is_empty() {
         let tools: Vec<Value> = req
             .tools
             .iter()
@@ -64,6 +73,12 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+    }
+    if cfg.tool_protocol.constrains_reply() && !req.tools.is_empty() {
+        body.insert(
+            "response_format".into(),
+            super::callschema::response_format(&req.tools),
+        );
     }
     match mode {
         LogprobMode::Off => {}
@@ -76,7 +91,8 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
         }
     }
     for (key, value) in &cfg.extra {
-        if PROTECTED.contains(&key.as_str()) {
+        let builds_format = cfg.tool_protocol.constrains_reply() && key == "response_format";
+        if PROTECTED.contains(&key.as_str()) || builds_format {
             continue;
         }
         if let Ok(v) = serde_json::to_value(value) {
@@ -84,6 +100,43 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
         }
     }
     Value::Object(body)
+}
+
+/// The history as a server that was offered no tools can read it: an assistant turn keeps
+/// its text (which holds the call as the model wrote it, or the call as JSON when it has no
+/// text) and drops `tool_calls`; a tool result becomes a user message that says so. Chat
+/// templates without tools may reject the `tool` role or render native calls the model was
+/// never shown how to write.
+pub fn text_messages(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|m| match m.role.as_str() {
+            "assistant" if !m.tool_calls.is_empty() => {
+                let text = m.content.clone().filter(|t| !t.trim().is_empty());
+                let text = text.unwrap_or_else(|| {
+                    m.tool_calls
+                        .iter()
+                        .map(|c| {
+                            let arguments = serde_json::from_str::<Value>(&c.function.arguments)
+                                .unwrap_or_else(|_| Value::String(c.function.arguments.clone()));
+                            // Name first, as the prompt's example writes it.
+                            format!(
+                                "{{\"name\": {}, \"arguments\": {arguments}}}",
+                                Value::from(c.function.name.as_str())
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                });
+                Message::assistant(text, Vec::new())
+            }
+            "tool" => Message::user(format!(
+                "Tool result:\n{}",
+                m.content.as_deref().unwrap_or("")
+            )),
+            _ => m.clone(),
+        })
+        .collect()
 }
 
 /// `0.2f32` as `0.2` rather than `0.20000000298023224`: the wire shows what the config says.

@@ -96,7 +96,16 @@ pub async fn failure(response: reqwest::Response) -> HttpFailure {
         header("retry-after-ms").as_deref(),
         now,
     );
-    let bytes = response.bytes().await.unwrap_or_default();
+    // At most ERROR_BODY_LIMIT bytes are read; the rest is never fetched (the connection
+    // is dropped with the response), so a huge or endless error body costs nothing.
+    let mut response = response;
+    let mut bytes: Vec<u8> = Vec::new();
+    while bytes.len() < ERROR_BODY_LIMIT {
+        match response.chunk().await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
     let body = String::from_utf8_lossy(&bytes[..bytes.len().min(ERROR_BODY_LIMIT)]).into_owned();
     HttpFailure {
         status,

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -63,13 +64,69 @@ pub struct LogReader<R> {
     done: bool,
 }
 
+/// Longest line read, in bytes. Events are far smaller (tool output and arguments are
+/// capped before they are logged); a longer line is skipped as malformed, so `/dev/zero`
+/// renamed `x.jsonl` or a corrupt file cannot fill memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
 impl LogReader<BufReader<File>> {
+    /// Opens a log; anything but a regular file (a FIFO, a device) is refused, and the
+    /// open itself cannot block on a FIFO.
     pub fn open(path: &Path) -> Result<Self, LogError> {
-        let file = File::open(path).map_err(|source| LogError::Io {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let io = |source| LogError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(io)?;
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(io(std::io::Error::other(
+                "not a regular file (a FIFO, socket or device); refused",
+            )));
+        }
         LogReader::new(path, BufReader::new(file))
+    }
+}
+
+/// Reads one line into `buf` (cleared first), keeping at most `cap` bytes of it; the rest
+/// of an overlong line is consumed and dropped. Returns the bytes consumed and whether the
+/// line was cut.
+fn read_line_capped<R: BufRead>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<(usize, bool)> {
+    buf.clear();
+    let mut consumed = 0usize;
+    let mut cut = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((consumed, cut));
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        if chunk.len() > room {
+            cut = true;
+        }
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let n = chunk.len();
+        consumed += n;
+        input.consume(n);
+        if done {
+            return Ok((consumed, cut));
+        }
     }
 }
 
@@ -84,12 +141,10 @@ impl<R: BufRead> LogReader<R> {
     pub fn new(path: &Path, mut input: R) -> Result<Self, LogError> {
         let path = path.to_path_buf();
         let mut buf = Vec::new();
-        input
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| LogError::Io {
-                path: path.clone(),
-                source,
-            })?;
+        read_line_capped(&mut input, &mut buf, MAX_LINE_BYTES).map_err(|source| LogError::Io {
+            path: path.clone(),
+            source,
+        })?;
         let no_header = |detail: String| LogError::NoHeader {
             path: path.clone(),
             detail,
@@ -147,13 +202,18 @@ impl<R: BufRead> Iterator for LogReader<R> {
             if self.done {
                 return None;
             }
-            self.buf.clear();
-            let read = self.input.read_until(b'\n', &mut self.buf);
+            let read = read_line_capped(&mut self.input, &mut self.buf, MAX_LINE_BYTES);
             self.line += 1;
             match read {
-                Ok(0) => {
+                Ok((0, _)) => {
                     self.done = true;
                     return None;
+                }
+                Ok((_, true)) => {
+                    return Some(Err(self.warning(
+                        Damage::Malformed,
+                        format!("the line is longer than {MAX_LINE_BYTES} bytes"),
+                    )));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -241,6 +301,22 @@ mod tests {
 
     const HEADER: &str = r#"{"v":1,"handoff":"0.1.0","config_digest":"d"}"#;
     const EVENT: &str = r#"{"t_ms":1,"type":"warning","kind":"k","message":"m"}"#;
+
+    #[test]
+    fn an_overlong_line_is_cut_and_the_next_one_read() {
+        let mut input: &[u8] = b"0123456789\nab\n";
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line_capped(&mut input, &mut buf, 4).expect("read"),
+            (11, true)
+        );
+        assert_eq!(buf, b"0123");
+        assert_eq!(
+            read_line_capped(&mut input, &mut buf, 4).expect("read"),
+            (3, false)
+        );
+        assert_eq!(buf, b"ab\n");
+    }
 
     #[test]
     fn a_clean_log_yields_its_events() {

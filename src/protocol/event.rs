@@ -43,6 +43,9 @@ pub enum EscalationReason {
     SelfAsk,
     /// The junior's endpoint kept failing; handing off is a fault path, not evidence.
     Fault,
+    /// No progress: the same move again and again on an unchanged work tree, or replies
+    /// without a usable tool call past `agent.max_repairs`.
+    Stuck,
 }
 
 /// How the session ended, as a label for calibration and scoring.

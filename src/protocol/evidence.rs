@@ -22,15 +22,21 @@ pub enum SignalKind {
     PatchRejected,
     /// The check command ran and failed.
     CheckFailed,
-    /// The same tool call with the same arguments as an earlier step.
+    /// The same tool call with the same arguments on the same work tree as an earlier step,
+    /// or the same reply again; the value is how many times it came before.
     RepeatedAction,
     /// A step that changed nothing in the work tree.
     NoDiff,
+    /// The reply tried to call a tool and the call could not be used (not JSON, an unknown
+    /// tool, missing or mistyped arguments).
+    MalformedCall,
+    /// The reply called no tool at all (text only).
+    NoToolCall,
 }
 
 impl SignalKind {
     /// All kinds, in a fixed order (used for tables and calibration files).
-    pub const ALL: [SignalKind; 8] = [
+    pub const ALL: [SignalKind; 10] = [
         SignalKind::Entropy,
         SignalKind::Margin,
         SignalKind::Surprise,
@@ -39,6 +45,8 @@ impl SignalKind {
         SignalKind::CheckFailed,
         SignalKind::RepeatedAction,
         SignalKind::NoDiff,
+        SignalKind::MalformedCall,
+        SignalKind::NoToolCall,
     ];
 
     /// Token signals are continuous and arrive per token; the others are binary step facts.
@@ -47,6 +55,16 @@ impl SignalKind {
             self,
             SignalKind::Entropy | SignalKind::Margin | SignalKind::Surprise
         )
+    }
+
+    /// The bin edges of a step signal's likelihood: present/absent for a fact, and for a
+    /// repeat count 0, 1, 2 and 3 or more, so a move made again and again weighs more each
+    /// time.
+    pub fn step_edges(self) -> &'static [f64] {
+        match self {
+            SignalKind::RepeatedAction => &[0.5, 1.5, 2.5],
+            _ => &[0.5],
+        }
     }
 
     /// Position in [`SignalKind::ALL`], so per-signal tables are plain arrays (no hashing
@@ -66,6 +84,8 @@ impl SignalKind {
             SignalKind::CheckFailed => "check_failed",
             SignalKind::RepeatedAction => "repeated_action",
             SignalKind::NoDiff => "no_diff",
+            SignalKind::MalformedCall => "malformed_call",
+            SignalKind::NoToolCall => "no_tool_call",
         }
     }
 }
@@ -103,30 +123,39 @@ pub struct Observation {
 /// What the agent found out about one finished step.
 ///
 /// The caller detects these facts (it owns tools and the repository); the judge only turns
-/// them into evidence. Every step reports all five, present or absent, because a step that
+/// them into evidence. Every step reports all seven, present or absent, because a step that
 /// went well is also (weak) evidence once a calibration has learned it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepFacts {
     pub tool_error: bool,
     pub patch_rejected: bool,
     pub check_failed: bool,
-    pub repeated_action: bool,
+    /// How many earlier steps made this same move (0: a new one); see [`SignalKind::RepeatedAction`].
+    pub repeats: u32,
     pub no_diff: bool,
+    pub malformed_call: bool,
+    pub no_tool_call: bool,
 }
 
 impl StepFacts {
     /// The step signals in [`SignalKind::ALL`] order, each 1.0 when present and 0.0 when absent.
-    pub fn observations(&self) -> [Observation; 5] {
+    pub fn observations(&self) -> [Observation; 7] {
         let obs = |signal, present: bool| Observation {
             signal,
             value: if present { 1.0 } else { 0.0 },
+        };
+        let repeats = Observation {
+            signal: SignalKind::RepeatedAction,
+            value: f64::from(self.repeats),
         };
         [
             obs(SignalKind::ToolError, self.tool_error),
             obs(SignalKind::PatchRejected, self.patch_rejected),
             obs(SignalKind::CheckFailed, self.check_failed),
-            obs(SignalKind::RepeatedAction, self.repeated_action),
+            repeats,
             obs(SignalKind::NoDiff, self.no_diff),
+            obs(SignalKind::MalformedCall, self.malformed_call),
+            obs(SignalKind::NoToolCall, self.no_tool_call),
         ]
     }
 }

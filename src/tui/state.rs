@@ -419,6 +419,7 @@ impl AppState {
             EscalationReason::Forced => "forced by the operator",
             EscalationReason::SelfAsk => "the junior asked",
             EscalationReason::Fault => "the junior's endpoint failed",
+            EscalationReason::Stuck => "the junior is stuck",
         };
         let route = match route {
             Route::Senior => "senior",

@@ -370,7 +370,7 @@ async fn replies_that_are_only_tool_calls_still_log_every_step_fact() {
         .collect();
     assert_eq!(steps[0].0, steps[1].0, "both steps end on one tick");
     for (_, signals) in &steps[..2] {
-        assert_eq!(signals.len(), 5, "{signals:?}");
+        assert_eq!(signals.len(), 7, "{signals:?}");
         assert!(signals.iter().all(|s| !s.is_token_signal()));
     }
 }

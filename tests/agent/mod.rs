@@ -5,4 +5,6 @@ pub mod support;
 
 mod control;
 mod exec_binary;
+mod local_only;
 mod loop_cases;
+mod protocol;

@@ -25,6 +25,9 @@ pub fn config(server: &ScriptedServer, top: u8) -> ModelConfig {
         connect_timeout_s: 2.0,
         idle_timeout_s: 5.0,
         max_retries: 3,
+        // The native wire is what these tests are about; the text protocols: llamacpp.rs.
+        tool_protocol: handoff::config::ToolProtocol::Native,
+        context_window: None,
         extra: toml::Table::new(),
     }
 }

@@ -165,6 +165,36 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "[policy]\ncalibration = \"\"\n",
         &["c.toml:2", "policy.calibration"],
     ),
+    (
+        "a timeout no duration can hold (panicked at start)",
+        "[junior]\nconnect_timeout_s = 1e30\n",
+        &["junior.connect_timeout_s", "c.toml:2"],
+    ),
+    (
+        "an idle timeout no duration can hold (panicked mid-session)",
+        "[senior]\nidle_timeout_s = 1e30\n",
+        &["senior.idle_timeout_s", "c.toml:2"],
+    ),
+    (
+        "an absurd cost",
+        "[costs]\nloss = 1e300\n",
+        &["costs.loss", "c.toml:2"],
+    ),
+    (
+        "an absurd output cap",
+        "[agent]\noutput_cap_bytes = 18446744073709551615\n",
+        &["agent.output_cap_bytes", "c.toml:2"],
+    ),
+    (
+        "a relative writable root",
+        "[agent]\nwritable_roots = [\"cache\"]\n",
+        &["agent.writable_roots", "c.toml:2"],
+    ),
+    (
+        "a model's key passed to commands",
+        "[junior]\napi_key_env = \"MY_KEY\"\n[agent]\nenv_pass = [\"MY_KEY\"]\n",
+        &["agent.env_pass", "c.toml:4"],
+    ),
 ];
 
 #[test]

@@ -3,6 +3,8 @@
 
 pub mod invariants;
 
+mod bounds;
 mod configs;
+mod escape;
 mod keys;
 mod parsers;

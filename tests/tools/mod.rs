@@ -1,6 +1,8 @@
 //! Agent tools, path confinement, checkpoints and the `run` sandbox.
 
+mod checkpoints;
 mod confine;
+mod contain;
 mod exec;
 mod patch;
 mod properties;
@@ -41,4 +43,21 @@ pub fn write(root: &Path, rel: &str, content: &str) {
 
 pub fn read(root: &Path, rel: &str) -> String {
     std::fs::read_to_string(root.join(rel)).expect("read")
+}
+
+/// Stages everything (as `git add -A`) and commits it on HEAD, as a user would.
+pub fn commit_all(repo: &git2::Repository, message: &str) -> git2::Oid {
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .expect("add");
+    index.write().expect("write index");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("find tree");
+    let sig = git2::Signature::now("t", "t@example.com").expect("sig");
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .expect("commit")
 }

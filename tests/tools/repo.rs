@@ -3,31 +3,11 @@
 
 use std::path::Path;
 
-use git2::{Repository, Signature};
+use git2::Repository;
 use handoff::repo::Repo;
 use pretty_assertions::assert_eq;
 
-use super::{read, write};
-
-fn commit_all(repo: &Repository, message: &str) {
-    let mut index = repo.index().expect("index");
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .expect("add");
-    index.write().expect("write index");
-    let tree_id = index.write_tree().expect("tree");
-    let tree = repo.find_tree(tree_id).expect("find tree");
-    let sig = Signature::now("t", "t@example.com").expect("sig");
-    let parents: Vec<git2::Commit> = repo
-        .head()
-        .ok()
-        .and_then(|h| h.peel_to_commit().ok())
-        .into_iter()
-        .collect();
-    let refs: Vec<&git2::Commit> = parents.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &refs)
-        .expect("commit");
-}
+use super::{commit_all, read, write};
 
 fn index_bytes(root: &Path) -> Option<Vec<u8>> {
     std::fs::read(root.join(".git/index")).ok()

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::args::{ListFilesArgs, ReadFileArgs, WriteFileArgs};
 use super::{ToolFailure, Workspace, truncate_head};
-use crate::agent::confine::{Access, Resolved};
+use crate::agent::beneath::{self, Kind, RootDir};
+use crate::agent::confine::{Access, ConfineError, Resolved};
 
 /// Default depth of `list_files`.
 pub const DEFAULT_DEPTH: u32 = 2;
@@ -70,6 +71,12 @@ pub fn list_files(ws: &Workspace, args: &ListFilesArgs) -> Result<String, ToolFa
             target.display()
         )));
     }
+    if let Ok(Some(Kind::Special)) = ws.confinement().dir().kind(&target.rel) {
+        return Err(ToolFailure::Error(format!(
+            "`{}` is not a regular file or directory (a FIFO, socket or device); refused",
+            target.display()
+        )));
+    }
     let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH) as usize;
     let mut lines: Vec<String> = Vec::new();
     let mut more = 0usize;
@@ -113,20 +120,20 @@ pub fn list_files(ws: &Workspace, args: &ListFilesArgs) -> Result<String, ToolFa
 
 /// Reads a confined file as text, refusing directories and binary files with a message
 /// that tells the model what to do instead.
-fn read_text(target: &Resolved) -> Result<String, ToolFailure> {
+fn read_text(dir: &RootDir, target: &Resolved) -> Result<String, ToolFailure> {
     if !target.exists {
         return Err(ToolFailure::Error(format!(
             "`{}` does not exist",
             target.display()
         )));
     }
-    if target.abs.is_dir() {
+    if let Ok(Some(Kind::Dir)) = dir.kind(&target.rel) {
         return Err(ToolFailure::Error(format!(
             "`{}` is a directory; use list_files",
             target.display()
         )));
     }
-    let bytes = read_bytes(target)?;
+    let bytes = read_bytes(dir, target)?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(ToolFailure::Error(format!(
             "`{}` is a binary file ({} bytes)",
@@ -139,7 +146,7 @@ fn read_text(target: &Resolved) -> Result<String, ToolFailure> {
 
 pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, ToolFailure> {
     let target = ws.confinement().resolve(&args.path, Access::Read)?;
-    let text = read_text(&target)?;
+    let text = read_text(ws.confinement().dir(), &target)?;
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len() as u64;
     let start = args.start_line.unwrap_or(1).max(1);
@@ -193,13 +200,14 @@ pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, ToolFail
 
 pub fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String, ToolFailure> {
     let target = ws.confinement().resolve(&args.path, Access::Write)?;
-    if target.rel.as_os_str().is_empty() || target.abs.is_dir() {
+    let dir = ws.confinement().dir();
+    if target.rel.as_os_str().is_empty() || matches!(dir.kind(&target.rel), Ok(Some(Kind::Dir))) {
         return Err(ToolFailure::Error(format!(
             "`{}` is a directory",
             target.display()
         )));
     }
-    write_confined(&target, args.content.as_bytes())?;
+    write_confined(dir, &target, args.content.as_bytes())?;
     Ok(format!(
         "{} {} ({} bytes)",
         if target.exists { "replaced" } else { "created" },
@@ -208,47 +216,60 @@ pub fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String, ToolFa
     ))
 }
 
-/// Writes `bytes` to a confined path, creating its parent directories (which are plain new
-/// names under a canonical, confined prefix, so they cannot lead anywhere else).
+/// Writes `bytes` to a confined path, creating its parent directories, relative to the
+/// root's handle (see [`beneath`]).
 ///
 /// The content goes to a temporary file beside the target, which is then renamed over it:
 /// a session killed mid-write leaves the old file or the new one, never half of each, and a
 /// file hard-linked from outside the repository is replaced rather than written through.
-/// An existing file keeps its permission bits.
-pub(crate) fn write_confined(target: &Resolved, bytes: &[u8]) -> Result<(), ToolFailure> {
-    use std::io::Write as _;
-    let io =
-        |e: std::io::Error| ToolFailure::Error(format!("cannot write `{}`: {e}", target.display()));
-    let parent = target
-        .abs
-        .parent()
-        .ok_or_else(|| ToolFailure::Error(format!("`{}` has no parent", target.display())))?;
-    std::fs::create_dir_all(parent).map_err(io)?;
-    let permissions = std::fs::metadata(&target.abs).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".handoff-write-")
-        .tempfile_in(parent)
-        .map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.as_file().sync_data().map_err(io)?;
-    if let Some(p) = permissions {
-        std::fs::set_permissions(tmp.path(), p).map_err(io)?;
-    }
-    tmp.persist(&target.abs).map_err(|e| io(e.error))?;
-    Ok(())
+/// An existing file keeps its permission bits; a new one gets `0666` minus the umask.
+pub(crate) fn write_confined(
+    dir: &RootDir,
+    target: &Resolved,
+    bytes: &[u8],
+) -> Result<(), ToolFailure> {
+    dir.write_atomic(&target.rel, bytes)
+        .map_err(|e| io_failure(target, "write", e))
 }
 
-/// Reads a confined file, refusing ones too large to be source code worth showing whole.
-pub(crate) fn read_bytes(target: &Resolved) -> Result<Vec<u8>, ToolFailure> {
-    let len = std::fs::metadata(&target.abs)
+/// Removes a confined file (a symlink is removed itself, never followed).
+pub(crate) fn remove_confined(dir: &RootDir, target: &Resolved) -> Result<(), ToolFailure> {
+    match dir.remove_file(&target.rel) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_failure(target, "delete", e)),
+        _ => Ok(()),
+    }
+}
+
+/// An I/O error on a confined path: a refusal when the path changed into a symlink or out
+/// of the root since it was checked, else a plain error.
+fn io_failure(target: &Resolved, what: &str, e: std::io::Error) -> ToolFailure {
+    if beneath::is_escape(&e) {
+        ToolFailure::Refused(ConfineError::SymlinkEscapes(target.display()))
+    } else {
+        ToolFailure::Error(format!("cannot {what} `{}`: {e}", target.display()))
+    }
+}
+
+/// Reads a confined file, refusing ones too large to be source code worth showing whole,
+/// and anything that is not a regular file.
+pub(crate) fn read_bytes(dir: &RootDir, target: &Resolved) -> Result<Vec<u8>, ToolFailure> {
+    use std::io::Read as _;
+    let file = dir
+        .open_read(&target.rel)
+        .map_err(|e| io_failure(target, "read", e))?;
+    let len = file
+        .metadata()
         .map(|m| m.len())
-        .map_err(|e| ToolFailure::Error(format!("cannot read `{}`: {e}", target.display())))?;
+        .map_err(|e| io_failure(target, "read", e))?;
     if len > MAX_FILE_BYTES {
         return Err(ToolFailure::Error(format!(
             "`{}` is too large ({len} bytes); use search, or run with head/sed",
             target.display()
         )));
     }
-    std::fs::read(&target.abs)
-        .map_err(|e| ToolFailure::Error(format!("cannot read `{}`: {e}", target.display())))
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_failure(target, "read", e))?;
+    Ok(bytes)
 }

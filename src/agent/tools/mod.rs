@@ -137,8 +137,14 @@ pub struct Limits {
     pub output_cap_bytes: usize,
     /// Default and longest timeout of `run`.
     pub command_timeout: Duration,
-    /// Run commands under Landlock where the kernel supports it.
+    /// Confine commands where the kernel supports it.
     pub sandbox: bool,
+    /// Commands may use the network and local sockets.
+    pub network: bool,
+    /// The check runs in the sandbox too.
+    pub check_sandbox: bool,
+    /// Longest tool-call arguments accepted.
+    pub max_argument_bytes: usize,
 }
 
 impl Limits {
@@ -147,6 +153,9 @@ impl Limits {
             output_cap_bytes: config.output_cap_bytes.max(256),
             command_timeout: Duration::from_secs(config.command_timeout_s.max(1)),
             sandbox: config.sandbox,
+            network: config.network,
+            check_sandbox: config.check_sandbox,
+            max_argument_bytes: config.max_argument_bytes.max(1024),
         }
     }
 }
@@ -161,6 +170,10 @@ pub struct Workspace {
     tmp: Option<Arc<tempfile::TempDir>>,
     /// Environment variables `run` commands never see (the models' API key variables).
     hidden_env: Vec<String>,
+    /// `agent.writable_roots`, `agent.readable_roots`, `agent.env_pass`.
+    writable_roots: Vec<PathBuf>,
+    readable_roots: Option<Vec<PathBuf>>,
+    env_pass: Vec<String>,
 }
 
 impl Workspace {
@@ -176,12 +189,21 @@ impl Workspace {
             limits: Limits::from_config(config),
             tmp,
             hidden_env: Vec::new(),
+            writable_roots: config
+                .writable_roots
+                .iter()
+                .map(|p| expand_home(p))
+                .collect(),
+            readable_roots: config
+                .readable_roots
+                .as_ref()
+                .map(|r| r.iter().map(|p| expand_home(p)).collect()),
+            env_pass: config.env_pass.clone(),
         })
     }
 
-    /// Hides these environment variables from `run` commands, on top of every variable
-    /// whose name looks like a secret (see [`run::looks_secret`]). The session passes the
-    /// `api_key_env` names of both models, so `run env` cannot put a key in the log.
+    /// Names these variables (the models' `api_key_env`) as never passed to a command,
+    /// even when `agent.env_pass` lists them.
     pub fn hide_env<I, S>(mut self, names: I) -> Workspace
     where
         I: IntoIterator<Item = S>,
@@ -191,16 +213,58 @@ impl Workspace {
         self
     }
 
-    /// Names of the variables removed from `run` commands' environment.
+    /// The variables never passed to a command (see [`Workspace::hide_env`]).
     pub fn hidden_env(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::env::vars_os()
-            .filter_map(|(k, _)| k.into_string().ok())
-            .filter(|k| run::looks_secret(k))
-            .chain(self.hidden_env.iter().cloned())
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        self.hidden_env.clone()
+    }
+
+    /// The environment commands run with: the allow-list, `agent.env_pass`, never a key.
+    pub fn command_env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        crate::agent::sandbox::env::command_env(
+            &self.env_pass,
+            &self.hidden_env,
+            self.limits.network,
+        )
+    }
+
+    /// What a sandboxed command may do in this workspace.
+    pub fn sandbox_policy(&self) -> crate::agent::sandbox::Policy {
+        let readable = self.readable_roots.clone();
+        crate::agent::sandbox::Policy {
+            writable: self.writable_dirs(),
+            readable,
+            read_only: Some(self.root().join(".git")),
+            network: self.limits.network,
+        }
+    }
+
+    /// A command in the repository root, sandboxed when `agent.sandbox` is on.
+    pub fn shell(&self, command: &str, timeout: Duration, cap_bytes: usize) -> run::ShellCommand {
+        run::ShellCommand {
+            command: command.to_string(),
+            cwd: self.root().to_path_buf(),
+            timeout,
+            cap_bytes,
+            sandbox: self.limits.sandbox.then(|| self.sandbox_policy()),
+            tmpdir: self.tmpdir().map(Path::to_path_buf),
+            env: self.command_env(),
+        }
+    }
+
+    /// The session's check (`agent.check`): the same sandbox as `run` unless
+    /// `agent.check_sandbox = false`. The check is the operator's command, but the code it
+    /// runs (tests, build scripts) is what the model just wrote.
+    pub fn check_command(&self, command: &str) -> run::ShellCommand {
+        let mut spec = self.shell(command, self.limits.command_timeout, 2_000);
+        if !self.limits.check_sandbox {
+            spec.sandbox = None;
+        }
+        spec
+    }
+
+    /// The fingerprint of `.git` now; compare two with [`crate::agent::gitguard::GitState::changes`].
+    pub fn git_state(&self) -> crate::agent::gitguard::GitState {
+        crate::agent::gitguard::GitState::capture(self.root())
     }
 
     /// The `TMPDIR` given to `run` commands.
@@ -208,19 +272,28 @@ impl Workspace {
         self.tmp.as_deref().map(tempfile::TempDir::path)
     }
 
-    /// Where a sandboxed command may write: the repository and its temp dir.
+    /// Where a sandboxed command may write: the repository, its temp dir and
+    /// `agent.writable_roots`.
     pub fn writable_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = vec![self.root().to_path_buf()];
         dirs.extend(self.tmpdir().map(Path::to_path_buf));
+        dirs.extend(self.writable_roots.iter().cloned());
         dirs
     }
 
-    /// One line for the session to show at its start when `agent.sandbox` is on:
-    /// whether commands really are confined on this kernel.
+    /// One line for the session to show at its start when `agent.sandbox` is on: what is
+    /// really enforced on this machine, and a warning when the check runs unconfined.
     pub fn sandbox_note(&self) -> Option<String> {
-        self.limits
-            .sandbox
-            .then(|| crate::agent::sandbox::status().message())
+        if !self.limits.sandbox {
+            return None;
+        }
+        let mut note = crate::agent::sandbox::note(&self.sandbox_policy());
+        if !self.limits.check_sandbox {
+            note.push_str(
+                "; WARNING: agent.check runs unconfined (check_sandbox = false), with the code the model wrote",
+            );
+        }
+        Some(note)
     }
 
     /// The canonical root every path is confined to.
@@ -241,6 +314,17 @@ impl Workspace {
     /// Never panics on model input; file tools run on the blocking pool so a large
     /// search does not stall the stream the judge is watching.
     pub async fn execute(&self, name: &str, arguments: &str) -> ToolOutcome {
+        if arguments.len() > self.limits.max_argument_bytes {
+            return ToolOutcome::failed(
+                OutcomeKind::BadArguments,
+                format!(
+                    "error: the arguments of `{}` are {} bytes; the limit is {} (agent.max_argument_bytes). Write large files in parts",
+                    truncate_head(name, 64),
+                    arguments.len(),
+                    self.limits.max_argument_bytes
+                ),
+            );
+        }
         let mut outcome = self.dispatch(name, arguments).await;
         outcome.output = cap_output(outcome.output, self.limits.output_cap_bytes);
         outcome
@@ -310,6 +394,14 @@ impl Workspace {
             Ok((output, writes)) => ToolOutcome::ok(output, writes),
             Err(failure) => failure.into_outcome(),
         }
+    }
+}
+
+/// `~/x` as the home directory's `x`; other paths as they are.
+fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
     }
 }
 

@@ -12,9 +12,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::args::ApplyPatchArgs;
-use super::files::{read_bytes, write_confined};
+use super::files::{read_bytes, remove_confined, write_confined};
 use super::unified::{self, FilePatch, Hunk, HunkLine};
 use super::{ToolFailure, Workspace};
+use crate::agent::beneath::{Kind, RootDir};
 use crate::agent::confine::{Access, Resolved};
 
 /// A file's text as lines, with what is needed to write it back the same way.
@@ -91,7 +92,7 @@ pub fn apply_patch(ws: &Workspace, args: &ApplyPatchArgs) -> Result<String, Tool
     let mut rejects: Vec<String> = Vec::new();
     let mut summary: Vec<String> = Vec::new();
     for (file, (old, new)) in files.iter().zip(resolved) {
-        match stage_file(file, old.as_ref(), new.as_ref(), &staged) {
+        match stage_file(confine.dir(), file, old.as_ref(), new.as_ref(), &staged) {
             Ok((changes, line)) => {
                 summary.push(line);
                 for change in changes {
@@ -109,33 +110,27 @@ pub fn apply_patch(ws: &Workspace, args: &ApplyPatchArgs) -> Result<String, Tool
         out.push_str("Re-read the file and send a patch whose context lines match it exactly.");
         return Err(ToolFailure::PatchRejected(out));
     }
-    commit(&staged)?;
+    commit(confine.dir(), &staged)?;
     Ok(summary.join("\n"))
 }
 
 /// Writes every staged change; if one fails (disk full, permissions), the files already
 /// changed are put back as they were, so the patch stays all or nothing.
-fn commit(staged: &[Staged]) -> Result<(), ToolFailure> {
+fn commit(dir: &RootDir, staged: &[Staged]) -> Result<(), ToolFailure> {
     let originals: Vec<Option<Vec<u8>>> = staged
         .iter()
-        .map(|c| std::fs::read(&c.target.abs).ok())
+        .map(|c| read_bytes(dir, &c.target).ok())
         .collect();
     for (done, change) in staged.iter().enumerate() {
         let result = match &change.text {
-            Some(text) => write_confined(&change.target, text.render().as_bytes()),
-            None => match std::fs::remove_file(&change.target.abs) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ToolFailure::Error(
-                    format!("cannot delete `{}`: {e}", change.target.display()),
-                )),
-                _ => Ok(()),
-            },
+            Some(text) => write_confined(dir, &change.target, text.render().as_bytes()),
+            None => remove_confined(dir, &change.target),
         };
         if let Err(failure) = result {
             for (undo, original) in staged[..done].iter().zip(&originals) {
                 let _ = match original {
-                    Some(bytes) => write_confined(&undo.target, bytes),
-                    None => std::fs::remove_file(&undo.target.abs)
-                        .map_err(|e| ToolFailure::Error(e.to_string())),
+                    Some(bytes) => write_confined(dir, &undo.target, bytes),
+                    None => remove_confined(dir, &undo.target),
                 };
             }
             return Err(ToolFailure::Error(format!(
@@ -157,17 +152,17 @@ fn upsert(staged: &mut Vec<Staged>, change: Staged) {
 }
 
 /// The current text of a path: staged by an earlier section of the same patch, or on disk.
-fn current(target: &Resolved, staged: &[Staged]) -> Result<Option<Text>, String> {
+fn current(dir: &RootDir, target: &Resolved, staged: &[Staged]) -> Result<Option<Text>, String> {
     if let Some(s) = staged.iter().find(|s| s.target.abs == target.abs) {
         return Ok(s.text.clone());
     }
     if !target.exists {
         return Ok(None);
     }
-    if target.abs.is_dir() {
+    if let Ok(Some(Kind::Dir)) = dir.kind(&target.rel) {
         return Err(format!("`{}` is a directory", target.display()));
     }
-    let bytes = read_bytes(target).map_err(|e| e.to_string())?;
+    let bytes = read_bytes(dir, target).map_err(|e| e.to_string())?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(format!("`{}` is a binary file", target.display()));
     }
@@ -179,6 +174,7 @@ fn current(target: &Resolved, staged: &[Staged]) -> Result<Option<Text>, String>
 type StageResult = Result<(Vec<Staged>, String), Vec<String>>;
 
 fn stage_file(
+    dir: &RootDir,
     file: &FilePatch,
     old: Option<&Resolved>,
     new: Option<&Resolved>,
@@ -187,7 +183,7 @@ fn stage_file(
     let one = |m: String| vec![m];
     let (adds, removes) = count(&file.hunks);
     let base = match old {
-        Some(o) => match current(o, staged).map_err(one)? {
+        Some(o) => match current(dir, o, staged).map_err(one)? {
             Some(text) => text,
             None => return Err(one(format!("`{}` does not exist", o.display()))),
         },
@@ -195,7 +191,7 @@ fn stage_file(
             let Some(n) = new else {
                 return Err(one("a file section with /dev/null on both sides".into()));
             };
-            match current(n, staged).map_err(one)? {
+            match current(dir, n, staged).map_err(one)? {
                 Some(t) if !t.lines.is_empty() => {
                     return Err(one(format!(
                         "`{}` already exists; patch it instead of creating it",

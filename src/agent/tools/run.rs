@@ -3,10 +3,16 @@
 //! the error is).
 //!
 //! stdout and stderr share one pipe so their interleaving is the one the command produced.
-//! The command gets its own process group; on timeout, on cancellation (the loop dropping
-//! this future) and after it exits, the whole group is killed, so no background child is
-//! left holding the pipe or the repository.
+//! This is the one place where handoff starts a command the model influenced: `run`, the
+//! session's check and eval's checks all come through [`run_shell`]. The command starts as
+//! the leader of a new session with stdin from `/dev/null`, so it has no controlling
+//! terminal: it cannot open `/dev/tty`, inject keystrokes into the user's shell or the TUI
+//! with `TIOCSTI`, or receive the terminal's signals. Its environment is an allow-list
+//! ([`crate::agent::sandbox::env`]). On timeout, on cancellation (the loop dropping this
+//! future) and after it exits, its whole tree is killed ([`crate::agent::proctree`]), so
+//! no background child outlives the call.
 
+use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -18,7 +24,8 @@ use tokio::io::AsyncReadExt;
 
 use super::args::RunArgs;
 use super::{OutcomeKind, ToolOutcome, Workspace};
-use crate::agent::sandbox::{self, SandboxStatus};
+use crate::agent::proctree::{self, Tree};
+use crate::agent::sandbox::{self, Layers, Policy};
 
 /// How long output is still read after the command ended (for grandchildren's last words).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -31,12 +38,27 @@ pub struct ShellCommand {
     pub timeout: Duration,
     /// Bytes of output kept (the tail).
     pub cap_bytes: usize,
-    /// Directories writable under the sandbox; `None` runs without one.
-    pub sandbox_writable: Option<Vec<PathBuf>>,
+    /// The sandbox; `None` runs without one.
+    pub sandbox: Option<Policy>,
     /// `TMPDIR` for the command (a directory the sandbox lets it write).
     pub tmpdir: Option<PathBuf>,
-    /// Environment variables removed from the command's environment.
-    pub hidden_env: Vec<String>,
+    /// The whole environment of the command (see [`sandbox::env::command_env`]).
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl ShellCommand {
+    /// A command with no sandbox, the allow-listed environment and a 4 KiB output tail.
+    pub fn new(command: &str, cwd: &std::path::Path, timeout: Duration) -> ShellCommand {
+        ShellCommand {
+            command: command.to_string(),
+            cwd: cwd.to_path_buf(),
+            timeout,
+            cap_bytes: 4096,
+            sandbox: None,
+            tmpdir: None,
+            env: sandbox::env::command_env(&[], &[], false),
+        }
+    }
 }
 
 /// What a finished (or killed) command left behind.
@@ -51,8 +73,10 @@ pub struct CommandResult {
     pub output_tail: String,
     /// Total bytes the command wrote.
     pub total_bytes: u64,
-    /// Whether the Landlock sandbox was applied.
+    /// Whether any sandbox layer was applied.
     pub sandboxed: bool,
+    /// Which layers were.
+    pub layers: Layers,
 }
 
 impl CommandResult {
@@ -103,34 +127,12 @@ impl Tail {
     }
 }
 
-/// Kills a process group when dropped, unless disarmed.
-struct GroupKill(Option<i32>);
-
-impl GroupKill {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take()
-            && pgid > 0
-        {
-            // SAFETY: kill(2) with a negative pid signals the process group `pgid`, which was
-            // created for this command (process_group(0)); no memory is involved.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Runs `sh -c command` as described; used by the `run` tool and by the session's check.
 pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
     let (sender, mut receiver) = tokio::net::unix::pipe::pipe().map_err(RunError::Spawn)?;
     let write_end: OwnedFd = sender.into_blocking_fd().map_err(RunError::Spawn)?;
     let write_end2 = write_end.try_clone().map_err(RunError::Spawn)?;
+    let marker = proctree::new_marker();
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
         .arg(&spec.command)
@@ -138,30 +140,40 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         .stdin(Stdio::null())
         .stdout(Stdio::from(write_end))
         .stderr(Stdio::from(write_end2))
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
+        .env(proctree::MARKER, &marker)
         .kill_on_drop(true);
     if let Some(tmp) = &spec.tmpdir {
         cmd.env("TMPDIR", tmp);
     }
-    for name in &spec.hidden_env {
-        cmd.env_remove(name);
+    // SAFETY: between fork and exec the closure makes one system call and allocates nothing.
+    // It is registered first, so the session exists before any sandbox step runs.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
-    let mut sandboxed = false;
-    if let Some(writable) = &spec.sandbox_writable
-        && let SandboxStatus::Available { .. } = sandbox::status()
-    {
-        sandbox::restrict_writes(&mut cmd, writable)
-            .map_err(|e| RunError::Sandbox(e.to_string()))?;
-        sandboxed = true;
-    }
+    let layers = match &spec.sandbox {
+        Some(policy) => {
+            sandbox::confine(&mut cmd, policy).map_err(|e| RunError::Sandbox(e.to_string()))?
+        }
+        None => Layers::default(),
+    };
+    let mut tree = Tree::new(marker);
     let spawned = cmd.spawn();
     // The builder holds the pipe's write ends; drop it so the reader sees end-of-file.
     drop(cmd);
     let mut child = spawned.map_err(RunError::Spawn)?;
-    let mut group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()));
+    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+        tree.started(pid);
+    }
 
     let tail = Arc::new(Mutex::new(Tail {
         cap: spec.cap_bytes,
@@ -185,16 +197,12 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
     let (status, timed_out) = match tokio::time::timeout(spec.timeout, child.wait()).await {
         Ok(status) => (status.ok(), false),
         Err(_) => {
-            group.kill();
+            tree.kill();
             (child.wait().await.ok(), true)
         }
     };
-    // Whatever the command left running in its group goes too (it would hold the pipe).
-    // The group id outlives the reaped leader only while a member lives; were the group
-    // already empty, its id could in principle be reused by an unrelated group between
-    // the reap and this signal, a window of microseconds that would need the PID space
-    // to wrap around within it.
-    group.kill();
+    // Whatever the command left running goes too (it would hold the pipe or the repository).
+    tree.finish();
     if tokio::time::timeout(DRAIN_GRACE, &mut reader)
         .await
         .is_err()
@@ -211,7 +219,8 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         timed_out,
         output_tail,
         total_bytes,
-        sandboxed,
+        sandboxed: layers.any(),
+        layers,
     })
 }
 
@@ -228,17 +237,26 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
         .timeout_s
         .map(|s| Duration::from_secs(s.max(1)).min(limits.command_timeout))
         .unwrap_or(limits.command_timeout);
-    let spec = ShellCommand {
-        command: args.command.clone(),
-        cwd: ws.root().to_path_buf(),
-        timeout,
-        cap_bytes: limits.output_cap_bytes,
-        sandbox_writable: limits.sandbox.then(|| ws.writable_dirs()),
-        tmpdir: ws.tmpdir().map(std::path::Path::to_path_buf),
-        hidden_env: ws.hidden_env(),
-    };
-    match run_shell(&spec).await {
-        Ok(result) => outcome(&result, timeout, limits.output_cap_bytes),
+    let spec = ws.shell(&args.command, timeout, limits.output_cap_bytes);
+    let before = ws.git_state();
+    let result = run_shell(&spec).await;
+    let git_changes = before.changes(&ws.git_state());
+    match result {
+        Ok(result) => {
+            let mut out = outcome(&result, timeout, limits.output_cap_bytes);
+            if !git_changes.is_empty() {
+                // Hooks and config run code on the user's next `git`; the model must not
+                // touch them, and the user must hear of it.
+                out.output = format!(
+                    "error: the command changed the repository's .git, which commands must not touch: {}\n{}",
+                    git_changes.join(", "),
+                    out.output
+                );
+                out.ok = false;
+                out.kind = OutcomeKind::ToolError;
+            }
+            out
+        }
         Err(e) => ToolOutcome::failed(OutcomeKind::ToolError, format!("error: {e}")),
     }
 }
@@ -280,44 +298,9 @@ fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome
     }
 }
 
-/// Whether an environment variable's name suggests it holds a credential, so commands the
-/// model runs do not inherit it (their output is logged and shown).
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    [
-        "API_KEY",
-        "APIKEY",
-        "SECRET",
-        "TOKEN",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "PRIVATE_KEY",
-        "ACCESS_KEY",
-    ]
-    .iter()
-    .any(|needle| upper.contains(needle))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secret_looking_names_are_recognised() {
-        for name in [
-            "OPENAI_API_KEY",
-            "openai_api_key",
-            "GITHUB_TOKEN",
-            "AWS_SECRET_ACCESS_KEY",
-            "DB_PASSWORD",
-        ] {
-            assert!(looks_secret(name), "{name}");
-        }
-        for name in ["PATH", "HOME", "CARGO_HOME", "RUST_LOG", "TERM"] {
-            assert!(!looks_secret(name), "{name}");
-        }
-    }
 
     #[test]
     fn the_tail_keeps_the_end_and_counts_everything() {

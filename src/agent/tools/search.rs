@@ -57,7 +57,12 @@ pub fn search(ws: &Workspace, args: &SearchArgs) -> Result<String, ToolFailure> 
         {
             continue;
         }
-        let Ok(file) = std::fs::File::open(entry.path()) else {
+        // Opened relative to the root's handle, refusing symlinks and anything but a
+        // regular file: the walk's view may be stale by the time the file is opened.
+        let Some(rel) = entry.path().strip_prefix(ws.root()).ok() else {
+            continue;
+        };
+        let Ok(file) = ws.confinement().dir().open_read(rel) else {
             continue;
         };
         let mut reader = BufReader::new(file);

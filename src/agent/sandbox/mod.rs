@@ -1,0 +1,198 @@
+//! The sandbox of `run` and of the check: what a command the model wrote may touch.
+//!
+//! Layers, each applied where the kernel has it and reported by [`Layers`]:
+//! - **Landlock** ([`landlock`]): writes only beneath the repository, the session's temp dir
+//!   and `agent.writable_roots` (plus a few device files such as `/dev/null`); reads beneath
+//!   system directories and `agent.readable_roots` when that key is set; no TCP when
+//!   `agent.network = false`; no signals to processes outside the command's own tree and
+//!   no abstract unix sockets made outside it (scopes, ABI 6).
+//! - **Namespaces** ([`namespace`], where handoff may create them): a mount namespace in which
+//!   the repository's `.git` is bind-mounted read-only, and with `agent.network = false` an
+//!   empty network namespace (no interface is up, not even loopback).
+//! - **seccomp** ([`seccomp`], with `agent.network = false`): `socket()` refused for every
+//!   family but netlink (so no pathname unix socket such as `$TMUX` or `$SSH_AUTH_SOCK` can
+//!   be reached, which Landlock before ABI 9 cannot stop), `io_uring` refused (it could
+//!   open sockets behind seccomp's back), foreign-architecture system calls refused.
+//!
+//! Everything is prepared in the parent, where allocating is safe; the child only makes
+//! system calls between fork and exec. Where a layer is missing the command still runs and
+//! the session's one-line note says what is not enforced.
+
+pub mod env;
+pub mod landlock;
+pub mod namespace;
+pub mod seccomp;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Whether the running kernel can sandbox commands with Landlock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxStatus {
+    Available { abi: i32 },
+    Unavailable { reason: String },
+}
+
+impl SandboxStatus {
+    /// The one-line message for the operator.
+    pub fn message(&self) -> String {
+        match self {
+            SandboxStatus::Available { abi } => {
+                format!(
+                    "run commands are sandboxed with Landlock (ABI {abi}): writes only inside the repository and a temp dir"
+                )
+            }
+            SandboxStatus::Unavailable { reason } => {
+                format!("sandbox unavailable ({reason}); run commands are NOT confined")
+            }
+        }
+    }
+}
+
+/// Errors building the sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("landlock: {0}")]
+    Ruleset(String),
+    #[error("cannot open {path} for the sandbox: {message}")]
+    Path { path: String, message: String },
+}
+
+/// What one command is allowed; built by the workspace from `[agent]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// Directories (or files) the command may write beneath.
+    pub writable: Vec<PathBuf>,
+    /// `Some`: reads only beneath these (plus the writable ones and the system's own
+    /// directories); `None`: reads are not restricted.
+    pub readable: Option<Vec<PathBuf>>,
+    /// The repository's `.git` (directory, or file in a linked worktree), made read-only.
+    pub read_only: Option<PathBuf>,
+    /// Whether the command may use the network and local sockets.
+    pub network: bool,
+}
+
+/// The layers that were really applied to a command, for its result and the session note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Layers {
+    /// The Landlock ABI in force, 0 when none.
+    pub landlock_abi: i32,
+    /// `.git` bind-mounted read-only in a private mount namespace.
+    pub read_only_git: bool,
+    /// An empty network namespace.
+    pub network_namespace: bool,
+    /// The socket/io_uring filter.
+    pub seccomp: bool,
+}
+
+impl Layers {
+    /// True when any layer confines the command.
+    pub fn any(&self) -> bool {
+        self.landlock_abi > 0 || self.read_only_git || self.network_namespace || self.seccomp
+    }
+}
+
+/// Confines the child of `cmd` to `policy`: registers the `pre_exec` steps in the order
+/// they must run (namespaces and mounts first, since Landlock forbids mounting once it is
+/// in force; seccomp last, since it needs the no-new-privileges bit Landlock sets).
+pub fn confine(cmd: &mut tokio::process::Command, policy: &Policy) -> Result<Layers, SandboxError> {
+    let mut layers = Layers::default();
+    let (mount_ns, net_ns) = namespace::apply(cmd, policy);
+    layers.read_only_git = mount_ns;
+    layers.network_namespace = net_ns;
+    if let SandboxStatus::Available { abi } = status() {
+        landlock::restrict(cmd, policy)?;
+        layers.landlock_abi = abi;
+    }
+    if !policy.network {
+        layers.seccomp = seccomp::deny_sockets(cmd);
+    }
+    Ok(layers)
+}
+
+/// The kernel's Landlock support, probed once per process.
+pub fn status() -> SandboxStatus {
+    static STATUS: OnceLock<SandboxStatus> = OnceLock::new();
+    STATUS.get_or_init(probe).clone()
+}
+
+fn probe() -> SandboxStatus {
+    #[cfg(target_os = "linux")]
+    {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+        // SAFETY: landlock_create_ruleset with a null attribute pointer, size 0 and the
+        // VERSION flag only returns the ABI version (or an error); it touches no memory.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        if v >= 1 {
+            return SandboxStatus::Available {
+                abi: i32::try_from(v).unwrap_or(i32::MAX),
+            };
+        }
+        let err = std::io::Error::last_os_error();
+        let reason = match err.raw_os_error() {
+            Some(libc::EOPNOTSUPP) => {
+                "Landlock is built into this kernel but not enabled at boot".to_string()
+            }
+            Some(libc::ENOSYS) => "this kernel has no Landlock (needs Linux 5.13+)".to_string(),
+            _ => format!("Landlock probe failed: {err}"),
+        };
+        SandboxStatus::Unavailable { reason }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        SandboxStatus::Unavailable {
+            reason: "Landlock exists only on Linux".into(),
+        }
+    }
+}
+
+/// The session's one line about what the sandbox enforces on this machine.
+pub fn note(policy: &Policy) -> String {
+    let landlock = status();
+    let mut parts: Vec<String> = Vec::new();
+    match &landlock {
+        SandboxStatus::Available { abi } => {
+            parts.push(format!(
+                "run commands are sandboxed with Landlock (ABI {abi}): writes only inside the repository, a temp dir and agent.writable_roots"
+            ));
+            if *abi < 6 {
+                parts.push(
+                    "signals to other processes are NOT blocked (needs Landlock ABI 6)".into(),
+                );
+            }
+        }
+        SandboxStatus::Unavailable { .. } => parts.push(landlock.message()),
+    }
+    let ns = namespace::available();
+    if policy.read_only.is_some() {
+        parts.push(if ns {
+            ".git is read-only".into()
+        } else {
+            ".git is writable (no mount namespace here); changes are detected and reported".into()
+        });
+    }
+    if policy.network {
+        parts.push("network and local sockets are open (agent.network = true)".into());
+    } else {
+        parts.push(format!(
+            "network and local sockets are off ({})",
+            if ns {
+                "network namespace + seccomp"
+            } else {
+                "seccomp"
+            }
+        ));
+    }
+    parts.push(match policy.readable {
+        Some(_) => "reads limited to system dirs, the repository and agent.readable_roots".into(),
+        None => "reads are NOT restricted (set agent.readable_roots)".into(),
+    });
+    parts.join("; ")
+}

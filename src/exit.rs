@@ -1,0 +1,123 @@
+//! The process exit codes, in one table, so scripts can tell the outcomes apart.
+//!
+//! | code | meaning | when |
+//! | --- | --- | --- |
+//! | 0 | success | the session's check passed, or it ended unlabelled (no check configured); `doctor` found every endpoint usable; `eval` ran every run without an error |
+//! | 1 | check failed | the session's check failed (or the operator rejected the result); `doctor` found an endpoint unusable; `eval` had a run that errored |
+//! | 2 | usage | the command line is wrong (clap's own code for it) |
+//! | 3 | aborted | the session stopped before a result: endpoints down, quit, interrupted, budget or steps exhausted |
+//! | 4 | bad config or input | the config file, a log, a suite or another input cannot be used (missing, unreadable, invalid), or a file would be overwritten |
+//!
+//! 1 and 3 differ because a script retries an abort (the server was down) but not a
+//! failed check (the work is wrong). 2 stays clap's usage code, and a broken config gets
+//! its own 4 instead of sharing 2, so "fix the command" and "fix the file" are distinct.
+//! An interrupt by a signal still ends a session as `aborted` (3) once the session is
+//! closed and its log flushed.
+
+use crate::protocol::Outcome;
+
+/// Why the process ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Success,
+    CheckFailed,
+    Usage,
+    Aborted,
+    BadInput,
+}
+
+impl Exit {
+    /// Every code, in table order.
+    pub const ALL: [Exit; 5] = [
+        Exit::Success,
+        Exit::CheckFailed,
+        Exit::Usage,
+        Exit::Aborted,
+        Exit::BadInput,
+    ];
+
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::CheckFailed => 1,
+            Exit::Usage => 2,
+            Exit::Aborted => 3,
+            Exit::BadInput => 4,
+        }
+    }
+
+    /// Lowercase name, as `--json` summaries print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exit::Success => "success",
+            Exit::CheckFailed => "check_failed",
+            Exit::Usage => "usage",
+            Exit::Aborted => "aborted",
+            Exit::BadInput => "bad_input",
+        }
+    }
+
+    /// How a session that ended with `outcome` exits (`exec`, `run`, `demo`).
+    pub fn for_outcome(outcome: Outcome) -> Exit {
+        match outcome {
+            Outcome::Success | Outcome::Unlabelled => Exit::Success,
+            Outcome::Failure => Exit::CheckFailed,
+            Outcome::Aborted => Exit::Aborted,
+        }
+    }
+
+    /// `doctor`: success only if every endpoint is usable.
+    pub fn for_doctor(all_usable: bool) -> Exit {
+        if all_usable {
+            Exit::Success
+        } else {
+            Exit::CheckFailed
+        }
+    }
+
+    /// `eval`: any run that errored (as opposed to finishing with a failed check, which
+    /// is a result the eval measures) makes the eval fail.
+    pub fn for_eval(runs_errored: usize) -> Exit {
+        if runs_errored == 0 {
+            Exit::Success
+        } else {
+            Exit::CheckFailed
+        }
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        std::process::ExitCode::from(e.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_follow_the_table() {
+        let codes: Vec<u8> = Exit::ALL.iter().map(|e| e.code()).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4]);
+        let table = include_str!("exit.rs");
+        for e in Exit::ALL {
+            assert!(
+                table.contains(&format!("//! | {} | ", e.code())),
+                "the doc table has no row for {}",
+                e.name()
+            );
+        }
+    }
+
+    #[test]
+    fn outcomes_map_to_what_a_script_should_do() {
+        assert_eq!(Exit::for_outcome(Outcome::Success).code(), 0);
+        assert_eq!(Exit::for_outcome(Outcome::Unlabelled).code(), 0);
+        assert_eq!(Exit::for_outcome(Outcome::Failure).code(), 1);
+        assert_eq!(Exit::for_outcome(Outcome::Aborted).code(), 3);
+        assert_eq!(Exit::for_eval(0), Exit::Success);
+        assert_eq!(Exit::for_eval(12), Exit::CheckFailed);
+        assert_eq!(Exit::for_doctor(false).code(), 1);
+    }
+}
