@@ -26,11 +26,20 @@ pub enum SignalKind {
     RepeatedAction,
     /// A step that changed nothing in the work tree.
     NoDiff,
+    /// A test run after an edit has fewer failing tests than the run before it (or passes
+    /// where it failed): progress, the one step fact that raises the belief.
+    TestsFixed,
+    /// The junior replied without any tool call.
+    NoToolCall,
+    /// The junior's tool call could not be read (bad JSON, unknown tool).
+    MalformedCall,
+    /// Several steps in a row repeated a call on an unchanged tree: the junior is going round.
+    Stuck,
 }
 
 impl SignalKind {
     /// All kinds, in a fixed order (used for tables and calibration files).
-    pub const ALL: [SignalKind; 8] = [
+    pub const ALL: [SignalKind; 12] = [
         SignalKind::Entropy,
         SignalKind::Margin,
         SignalKind::Surprise,
@@ -39,6 +48,10 @@ impl SignalKind {
         SignalKind::CheckFailed,
         SignalKind::RepeatedAction,
         SignalKind::NoDiff,
+        SignalKind::TestsFixed,
+        SignalKind::NoToolCall,
+        SignalKind::MalformedCall,
+        SignalKind::Stuck,
     ];
 
     /// Token signals are continuous and arrive per token; the others are binary step facts.
@@ -46,6 +59,18 @@ impl SignalKind {
         matches!(
             self,
             SignalKind::Entropy | SignalKind::Margin | SignalKind::Surprise
+        )
+    }
+
+    /// Step facts logged only when present (the five of [`StepFacts`] are logged on every
+    /// step, present or absent). Their likelihoods are per-step rates, not histograms.
+    pub fn is_sparse(self) -> bool {
+        matches!(
+            self,
+            SignalKind::TestsFixed
+                | SignalKind::NoToolCall
+                | SignalKind::MalformedCall
+                | SignalKind::Stuck
         )
     }
 
@@ -66,6 +91,10 @@ impl SignalKind {
             SignalKind::CheckFailed => "check_failed",
             SignalKind::RepeatedAction => "repeated_action",
             SignalKind::NoDiff => "no_diff",
+            SignalKind::TestsFixed => "tests_fixed",
+            SignalKind::NoToolCall => "no_tool_call",
+            SignalKind::MalformedCall => "malformed_call",
+            SignalKind::Stuck => "stuck",
         }
     }
 }

@@ -56,6 +56,16 @@ const STEP_TABLES: [(SignalKind, f64, f64); 5] = [
     (SignalKind::NoDiff, 0.003, -0.1),
 ];
 
+/// (signal, per-step rate in successful sessions, log-ratio when present) of the facts
+/// logged only when present: their absence is never added, so only the present ratio acts.
+/// A test run that fixes failing tests is the one fact that raises the belief.
+const SPARSE_TABLES: [(SignalKind, f64, f64); 4] = [
+    (SignalKind::TestsFixed, 0.05, 0.7),
+    (SignalKind::NoToolCall, 0.01, -0.2),
+    (SignalKind::MalformedCall, 0.01, -0.3),
+    (SignalKind::Stuck, 0.005, -0.6),
+];
+
 impl Calibration {
     /// The documented default for first use; see the module docs. It is a prior, not a fit.
     pub fn prior() -> Calibration {
@@ -69,7 +79,7 @@ impl Calibration {
                 signals.insert(signal, l);
             }
         }
-        for (signal, p1, present_llr) in STEP_TABLES {
+        for (signal, p1, present_llr) in STEP_TABLES.into_iter().chain(SPARSE_TABLES) {
             let p0 = p1 / present_llr.exp();
             if let Ok(l) = Likelihood::binary(p1, p0) {
                 signals.insert(signal, l);
@@ -81,6 +91,7 @@ impl Calibration {
             signals,
             map: CalibrationMap::Identity,
             source: "built-in prior (hand-set, not fitted)".into(),
+            features: None,
         }
     }
 }
@@ -120,5 +131,10 @@ mod tests {
             let absent = llr(k, 0.0);
             assert!(absent > 0.0 && absent < 0.003, "{k:?} absent {absent}");
         }
+        for (k, _, present) in SPARSE_TABLES {
+            assert!(k.is_sparse());
+            assert!((llr(k, 1.0) - present).abs() < 1e-12, "{k:?}");
+        }
+        assert!(llr(SignalKind::TestsFixed, 1.0) > 0.0);
     }
 }

@@ -11,6 +11,7 @@ pub mod ask;
 pub mod calibration;
 pub mod ranking;
 pub mod routing;
+pub mod uncertainty;
 
 #[cfg(test)]
 mod properties;
@@ -19,6 +20,7 @@ pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
+pub use uncertainty::{Interval, bootstrap, calibration_slope, ece_noise_floor};
 
 use serde::{Deserialize, Serialize};
 
