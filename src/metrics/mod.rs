@@ -8,6 +8,7 @@
 //! implementation (`tools/golden_metrics.py`, scikit-learn and numpy).
 
 pub mod ask;
+pub mod ask_session;
 pub mod calibration;
 pub mod ranking;
 pub mod routing;
@@ -17,6 +18,7 @@ pub mod uncertainty;
 mod properties;
 
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
+pub use ask_session::SessionAsk;
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
