@@ -10,73 +10,14 @@
 //! Rows are sampled at evenly spaced ticks of each held-out session, each session weighing
 //! 1 in total, so long sessions do not drown short ones.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
 use super::CompetenceError;
 use super::calibration::Calibration;
-use super::calibrator::{CalibrationMap, MapKind, ScoreRow, sigmoid};
-use super::likelihood::Likelihood;
+use super::calibrator::{CalibrationMap, ScoreRow, sigmoid};
+use super::feature_fit::fit_features;
+pub use super::fit_options::{BeliefModel, FitOptions, FitReport};
+use super::fit_options::{log_loss, sample_ticks};
+use super::histograms::histograms;
 use super::trajectory::Trajectory;
-use crate::protocol::SignalKind;
-
-/// Knobs of [`fit`]; the defaults suit tens to hundreds of sessions.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct FitOptions {
-    /// Equal-mass bins per token signal (step facts always have two).
-    pub bins: usize,
-    /// Laplace pseudo-count per bin.
-    pub smoothing: f64,
-    pub map: MapKind,
-    /// Every `holdout_every`-th labelled session is held out for stages 2 and 3; 0 fits
-    /// everything on all sessions. Falls back to all sessions when a side lacks a label.
-    pub holdout_every: usize,
-    /// Ticks sampled per held-out session (the last tick is always one of them).
-    pub rows_per_trajectory: usize,
-}
-
-impl Default for FitOptions {
-    fn default() -> Self {
-        FitOptions {
-            bins: 10,
-            smoothing: 1.0,
-            map: MapKind::Platt,
-            holdout_every: 3,
-            rows_per_trajectory: 32,
-        }
-    }
-}
-
-/// What a fit used and how much it helped (log loss on the held-out rows).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FitReport {
-    pub labelled: usize,
-    pub successes: usize,
-    pub train: usize,
-    pub holdout: usize,
-    pub tempering: f64,
-    /// Log loss of the constant prior π₀ on the held-out rows.
-    pub log_loss_prior: f64,
-    /// Log loss of the fitted calibration on the same rows.
-    pub log_loss_fitted: f64,
-}
-
-/// Rows (tick index) sampled from a trajectory of `ticks` ticks: evenly spaced, last included.
-fn sample_ticks(ticks: usize, rows: usize) -> Vec<usize> {
-    let rows = rows.max(1);
-    if ticks < rows {
-        return (0..=ticks).collect();
-    }
-    let mut out: Vec<usize> = (1..=rows).map(|k| k * ticks / rows).collect();
-    out.dedup();
-    out
-}
-
-fn log_loss(p: f64, label: bool) -> f64 {
-    let p = p.clamp(1e-12, 1.0 - 1e-12);
-    if label { -p.ln() } else { -(1.0 - p).ln() }
-}
 
 /// The tempering c ≥ 0 minimising Σ w·logloss(σ(ℓ₀ + c·s), y): convex in c, so a projected
 /// Newton iteration with step halving finds it.
@@ -154,33 +95,13 @@ pub fn fit(
         holdout = labelled.clone();
     }
 
-    // Stage 1: histograms on the training sessions.
-    let mut values: BTreeMap<SignalKind, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for (t, label) in &train {
-        for o in t.observations() {
-            let entry = values.entry(o.signal).or_default();
-            if *label {
-                entry.0.push(o.value)
-            } else {
-                entry.1.push(o.value)
-            }
-        }
-    }
-    let mut signals = BTreeMap::new();
-    for (signal, (ones, zeros)) in values {
-        let likelihood = if signal.is_token_signal() {
-            Likelihood::fit(&ones, &zeros, options.bins, options.smoothing)?
-        } else {
-            Likelihood::fit_with_edges(
-                &ones,
-                &zeros,
-                signal.step_edges().to_vec(),
-                options.smoothing,
-            )?
-        };
-        signals.insert(signal, likelihood);
-    }
     let prior = (successes as f64 + 1.0) / (labelled.len() as f64 + 2.0);
+    if options.model == BeliefModel::Features {
+        return fit_features(prior, &labelled, options, train.len());
+    }
+
+    // Stage 1: histograms on the training sessions.
+    let signals = histograms(&train, options)?;
     let mut calibration = Calibration {
         prior,
         tempering: 1.0,
@@ -190,6 +111,7 @@ pub fn fit(
             "fit on {} labelled sessions ({successes} successes)",
             labelled.len()
         ),
+        features: None,
     };
 
     // Stage 2: tempering on held-out rows of untempered summed evidence.
@@ -236,7 +158,8 @@ pub fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Observation, StepFacts};
+    use crate::competence::calibrator::MapKind;
+    use crate::protocol::{Observation, SignalKind, StepFacts};
 
     /// Sessions whose entropy is drawn from a label-dependent pattern, deterministic.
     fn sessions(n: usize) -> Vec<Trajectory> {
