@@ -30,7 +30,7 @@ use super::inbox::{Control, Inbox, Intent, Waiting};
 use super::prompts::Prompts;
 use super::step::{self, Acted, Proposal, StepEnv};
 use super::tools::{self, Workspace};
-use super::turn::{self, Flow, StreamedToken, TokenObserver, TurnEnd};
+use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd};
 use super::watch::Watch;
 
 pub use super::step::Approvals;
@@ -262,7 +262,10 @@ impl Session<'_> {
                         step: self.step,
                     };
                     let (emitter, client) = (&self.emitter, self.junior);
-                    turn::stream_turn(emitter, &mut self.inbox, client, actor, &req, &mut judging)
+                    let left = budget.saturating_sub(judging.watch.tick());
+                    let limit = TokenLimit::of(client, actor, Some(left));
+                    let inbox = &mut self.inbox;
+                    turn::stream_turn(emitter, inbox, client, actor, &req, &mut judging, limit)
                         .await
                 }
                 Actor::Senior => {
@@ -271,8 +274,9 @@ impl Session<'_> {
                         tick: self.watch.tick(),
                     };
                     let (emitter, client) = (&self.emitter, self.senior);
-                    turn::stream_turn(emitter, &mut self.inbox, client, actor, &req, &mut tokens)
-                        .await
+                    let limit = TokenLimit::of(client, actor, None);
+                    let inbox = &mut self.inbox;
+                    turn::stream_turn(emitter, inbox, client, actor, &req, &mut tokens, limit).await
                 }
             };
             let next = match end {
