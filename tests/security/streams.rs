@@ -227,3 +227,58 @@ async fn a_twelve_megabyte_sse_line_is_a_clear_fault_in_linear_time() {
         start.elapsed()
     );
 }
+
+/// A `write_file` with 200 KB of content against `max_argument_bytes = 4096`: the tool
+/// refuses it, and the log keeps the head of the arguments with a marker, not 200 KB.
+#[tokio::test]
+async fn huge_tool_arguments_are_logged_capped_and_say_so() {
+    use handoff::demo::script::{confident, reply};
+    let content = "y".repeat(200_000);
+    let junior = Script::new(vec![
+        reply(
+            confident("Writing."),
+            Some((
+                "c1",
+                "write_file",
+                serde_json::json!({"path": "big.txt", "content": content}),
+            )),
+        ),
+        reply(
+            confident("Done."),
+            Some(("c2", "finish", serde_json::json!({"summary": "done"}))),
+        ),
+    ]);
+    let (j, s) = crate::agent::support::servers(junior, Script::new(vec![])).await;
+    let mut cfg = crate::agent::support::config(&j, &s);
+    cfg.policy.constant = 0.01;
+    cfg.agent.max_argument_bytes = 4096;
+    let repo = crate::agent::support::repo(&[("notes.txt", "hi\n")]);
+    let ran = crate::agent::support::run(
+        cfg,
+        repo.path(),
+        "write it",
+        vec![],
+        handoff::agent::session::Approvals::Granted,
+    )
+    .await;
+    let logged = ran
+        .events
+        .iter()
+        .find_map(|e| match e {
+            handoff::event::Event::ToolCalled {
+                name, arguments, ..
+            } if name == "write_file" => Some(arguments.clone()),
+            _ => None,
+        })
+        .expect("write_file logged");
+    let text = logged.as_str().expect("capped arguments are a string");
+    assert!(text.len() < 4096 + 200, "{} bytes logged", text.len());
+    assert!(
+        text.contains("arguments cut at 4096 of") && text.contains("agent.max_argument_bytes"),
+        "{}",
+        &text[text.len() - 120..]
+    );
+    assert!(text.starts_with("{\"content\":\"yyy") || text.starts_with("{\"path\""));
+    let log = std::fs::metadata(&ran.log).expect("log").len();
+    assert!(log < 100_000, "log {log} bytes");
+}
