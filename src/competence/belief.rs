@@ -3,16 +3,21 @@
 //! ℓ₀ = logit π₀, ℓ_t = ℓ_{t−1} + c·Σ log f₁(e)/f₀(e), B_t = map(ℓ_t). Every update is a
 //! table lookup and an addition: no allocation, no hashing, O(1) per token, so the judge
 //! can sit on the streaming path.
+//!
+//! A calibration with a [`FeatureModel`] keeps running summaries instead
+//! ([`super::features`]): ℓ_t is then that model's log-odds at the current tick, and each
+//! term's `llr` is how far its observation moved them.
 
 use super::calibration::Calibration;
 use super::evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
+use super::features::{FeatureModel, FeatureState};
 use super::likelihood::Likelihood;
 use super::signals::TokenSignals;
 use super::threshold::Threshold;
 use crate::event::Alternative;
 
-/// At most three token terms and five step terms can land on one tick.
-pub const MAX_TERMS_PER_TICK: usize = 8;
+/// At most three token terms and nine step terms can land on one tick.
+pub const MAX_TERMS_PER_TICK: usize = 12;
 
 /// The log-odds state under one calibration, without a clock or a threshold.
 ///
@@ -25,6 +30,8 @@ pub struct Belief {
     log_odds: f64,
     terms: [EvidenceTerm; MAX_TERMS_PER_TICK],
     n_terms: usize,
+    /// The length-robust model and its state, when the calibration has one.
+    features: Option<(FeatureModel, FeatureState)>,
 }
 
 const NO_TERM: EvidenceTerm = EvidenceTerm {
@@ -36,7 +43,14 @@ const NO_TERM: EvidenceTerm = EvidenceTerm {
 impl Belief {
     pub fn new(calibration: Calibration) -> Self {
         let table = SignalKind::ALL.map(|k| calibration.signals.get(&k).cloned());
-        let prior_log_odds = calibration.prior_log_odds();
+        let features = calibration.features.clone().map(|m| {
+            let state = FeatureState::new(m.half_life);
+            (m, state)
+        });
+        let prior_log_odds = match &features {
+            Some((m, s)) => m.eta(&s.inputs(), 0.0),
+            None => calibration.prior_log_odds(),
+        };
         Belief {
             calibration,
             table,
@@ -44,6 +58,7 @@ impl Belief {
             log_odds: prior_log_odds,
             terms: [NO_TERM; MAX_TERMS_PER_TICK],
             n_terms: 0,
+            features,
         }
     }
 
@@ -56,6 +71,9 @@ impl Belief {
     pub fn reset(&mut self) {
         self.log_odds = self.prior_log_odds;
         self.n_terms = 0;
+        if let Some((m, s)) = &mut self.features {
+            *s = FeatureState::new(m.half_life);
+        }
     }
 
     /// Forget the terms of the previous tick; the log-odds are kept.
@@ -63,18 +81,41 @@ impl Belief {
         self.n_terms = 0;
     }
 
-    /// Adds one observation: c·log f₁/f₀ of its value. Returns the term added, or `None`
-    /// when the calibration has no likelihood for the signal or the value is NaN. The
+    /// A new junior token opens a tick: the terms are forgotten and, under a feature
+    /// model, the clock its coefficients are read at moves on.
+    pub fn start_token(&mut self) {
+        self.n_terms = 0;
+        if let Some((m, s)) = &mut self.features {
+            s.start_token();
+            self.log_odds = m.eta(&s.inputs(), s.tokens() as f64);
+        }
+    }
+
+    /// Adds one observation: c·log f₁/f₀ of its value (under a feature model: the change
+    /// in the model's log-odds). Returns the term added, or `None` when the value is NaN or
+    /// the naive-Bayes calibration has no likelihood for the signal. The
     /// term is also kept in [`Belief::terms`] while there is room on this tick.
     pub fn add(&mut self, obs: Observation) -> Option<EvidenceTerm> {
         if obs.value.is_nan() {
             return None;
         }
-        let likelihood = self.table[obs.signal.index()].as_ref()?;
+        let likelihood = self.table[obs.signal.index()].as_ref();
+        if likelihood.is_none() && self.features.is_none() {
+            return None;
+        }
+        let raw = likelihood.map_or(0.0, |l| l.llr(obs.value));
+        let llr = match &mut self.features {
+            Some((m, s)) => {
+                s.observe(obs, raw);
+                let next = m.eta(&s.inputs(), s.tokens() as f64);
+                next - self.log_odds
+            }
+            None => self.calibration.tempering * raw,
+        };
         let term = EvidenceTerm {
             signal: obs.signal,
             value: obs.value,
-            llr: self.calibration.tempering * likelihood.llr(obs.value),
+            llr,
         };
         self.log_odds += term.llr;
         if let Some(slot) = self.terms.get_mut(self.n_terms) {
@@ -146,7 +187,7 @@ impl Judge {
     /// logprobs still costs compute, so the clock moves even when no evidence arrives.
     pub fn observe_token(&mut self, signals: &TokenSignals) {
         self.tick += 1;
-        self.belief.start_tick();
+        self.belief.start_token();
         self.belief.add_token(signals);
     }
 
@@ -252,6 +293,7 @@ mod tests {
             signals,
             map: CalibrationMap::Identity,
             source: "test".into(),
+            features: None,
         }
     }
 

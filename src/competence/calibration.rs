@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::CompetenceError;
 use super::calibrator::{CalibrationMap, logit};
 use super::evidence::SignalKind;
+use super::features::FeatureModel;
 use super::likelihood::Likelihood;
 
 /// The calibration format this build reads and writes.
@@ -35,6 +36,10 @@ pub struct Calibration {
     pub map: CalibrationMap,
     /// Where this calibration came from (e.g. "built-in prior", "fit on 120 sessions").
     pub source: String,
+    /// When present, B_t comes from this length-robust model over running summaries of
+    /// the evidence (the histograms above supply its per-token ratios) instead of the
+    /// naive-Bayes sum; see [`super::features`].
+    pub features: Option<FeatureModel>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -47,6 +52,8 @@ struct CalibrationRepr {
     map: CalibrationMap,
     #[serde(default)]
     source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    features: Option<FeatureModel>,
 }
 
 impl From<Calibration> for CalibrationRepr {
@@ -58,6 +65,7 @@ impl From<Calibration> for CalibrationRepr {
             signals: c.signals,
             map: c.map,
             source: c.source,
+            features: c.features,
         }
     }
 }
@@ -90,6 +98,7 @@ impl TryFrom<serde_json::Value> for Calibration {
             signals: repr.signals,
             map: repr.map,
             source: repr.source,
+            features: repr.features,
         };
         c.validate()?;
         Ok(c)
@@ -111,6 +120,9 @@ impl Calibration {
                 "calibration tempering must be a number in [0, {MAX_TEMPERING}], got {}",
                 self.tempering
             )));
+        }
+        if let Some(f) = &self.features {
+            f.validate()?;
         }
         self.map.validate()
     }

@@ -32,11 +32,16 @@ pub enum SignalKind {
     MalformedCall,
     /// The reply called no tool at all (text only).
     NoToolCall,
+    /// A test run after an edit has fewer failing tests than the run before it (or passes
+    /// where it failed): progress, the one step fact that raises the belief.
+    TestsFixed,
+    /// Several steps in a row repeated a call on an unchanged tree: the junior is going round.
+    Stuck,
 }
 
 impl SignalKind {
     /// All kinds, in a fixed order (used for tables and calibration files).
-    pub const ALL: [SignalKind; 10] = [
+    pub const ALL: [SignalKind; 12] = [
         SignalKind::Entropy,
         SignalKind::Margin,
         SignalKind::Surprise,
@@ -47,6 +52,8 @@ impl SignalKind {
         SignalKind::NoDiff,
         SignalKind::MalformedCall,
         SignalKind::NoToolCall,
+        SignalKind::TestsFixed,
+        SignalKind::Stuck,
     ];
 
     /// Token signals are continuous and arrive per token; the others are binary step facts.
@@ -65,6 +72,12 @@ impl SignalKind {
             SignalKind::RepeatedAction => &[0.5, 1.5, 2.5],
             _ => &[0.5],
         }
+    }
+
+    /// Step facts logged only when present (the seven of [`StepFacts`] are logged on every
+    /// step, present or absent). Their likelihoods are per-step rates, not histograms.
+    pub fn is_sparse(self) -> bool {
+        matches!(self, SignalKind::TestsFixed | SignalKind::Stuck)
     }
 
     /// Position in [`SignalKind::ALL`], so per-signal tables are plain arrays (no hashing
@@ -86,6 +99,8 @@ impl SignalKind {
             SignalKind::NoDiff => "no_diff",
             SignalKind::MalformedCall => "malformed_call",
             SignalKind::NoToolCall => "no_tool_call",
+            SignalKind::TestsFixed => "tests_fixed",
+            SignalKind::Stuck => "stuck",
         }
     }
 }

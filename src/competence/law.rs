@@ -244,10 +244,13 @@ impl Calibration {
         )
     }
 
-    /// The law of one step's evidence (all five facts convolved).
+    /// The law of one step's evidence (the five always-logged facts convolved; the facts
+    /// logged only when present are left out, as their absence adds nothing).
     pub fn step_law(&self, max_atoms: usize) -> LlrLaw {
         self.convolved(
-            SignalKind::ALL.into_iter().filter(|k| !k.is_token_signal()),
+            SignalKind::ALL
+                .into_iter()
+                .filter(|k| !k.is_token_signal() && !k.is_sparse()),
             max_atoms,
         )
     }

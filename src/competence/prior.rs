@@ -65,6 +65,14 @@ const STEP_TABLES: [(SignalKind, f64, f64); 6] = [
 const REPEAT_RATES: [f64; 3] = [0.002, 0.0005, 0.0002];
 const REPEAT_LLRS: [f64; 3] = [-0.4, -0.9, -1.6];
 
+/// (signal, per-step rate in successful sessions, log-ratio when present) of the facts
+/// logged only when present: their absence is never added, so only the present ratio acts.
+/// A test run that fixes failing tests is the one fact that raises the belief.
+const SPARSE_TABLES: [(SignalKind, f64, f64); 2] = [
+    (SignalKind::TestsFixed, 0.05, 0.7),
+    (SignalKind::Stuck, 0.005, -0.6),
+];
+
 impl Calibration {
     /// The documented default for first use; see the module docs. It is a prior, not a fit.
     pub fn prior() -> Calibration {
@@ -78,7 +86,7 @@ impl Calibration {
                 signals.insert(signal, l);
             }
         }
-        for (signal, p1, present_llr) in STEP_TABLES {
+        for (signal, p1, present_llr) in STEP_TABLES.into_iter().chain(SPARSE_TABLES) {
             let p0 = p1 / present_llr.exp();
             if let Ok(l) = Likelihood::binary(p1, p0) {
                 signals.insert(signal, l);
@@ -104,6 +112,7 @@ impl Calibration {
             signals,
             map: CalibrationMap::Identity,
             source: "built-in prior (hand-set, not fitted)".into(),
+            features: None,
         }
     }
 }
@@ -143,6 +152,11 @@ mod tests {
             let absent = llr(k, 0.0);
             assert!(absent > 0.0 && absent < 0.003, "{k:?} absent {absent}");
         }
+        for (k, _, present) in SPARSE_TABLES {
+            assert!(k.is_sparse());
+            assert!((llr(k, 1.0) - present).abs() < 1e-12, "{k:?}");
+        }
+        assert!(llr(SignalKind::TestsFixed, 1.0) > 0.0);
     }
 
     #[test]

@@ -87,8 +87,13 @@ impl Calibration {
         let mut belief = Belief::new(self.clone());
         trajectory
             .iter_ticks()
-            .map(|obs| {
-                belief.start_tick();
+            .enumerate()
+            .map(|(t, obs)| {
+                if t == 0 {
+                    belief.start_tick();
+                } else {
+                    belief.start_token();
+                }
                 for o in obs {
                     belief.add(*o);
                 }

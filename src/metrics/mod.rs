@@ -8,17 +8,21 @@
 //! implementation (`tools/golden_metrics.py`, scikit-learn and numpy).
 
 pub mod ask;
+pub mod ask_session;
 pub mod calibration;
 pub mod ranking;
 pub mod routing;
+pub mod uncertainty;
 
 #[cfg(test)]
 mod properties;
 
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
+pub use ask_session::SessionAsk;
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
+pub use uncertainty::{Interval, bootstrap, calibration_slope, ece_noise_floor};
 
 use serde::{Deserialize, Serialize};
 

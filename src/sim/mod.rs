@@ -1,24 +1,29 @@
 //! The paper's synthetic study, where the truth is known (`handoff simulate`).
 //!
 //! - [`beta`]: Beta laws, their exact density ratio and distribution function;
+//! - [`correlated`]: long sessions with dependent tokens, where naive Bayes loses calibration;
 //! - [`world`]: the generative process (Y, signals given Y, contamination) and its draws;
 //! - [`policies`]: the policies compared, scored on the same draws;
 //! - [`experiments`]: frontier, contamination and sample complexity;
 //! - [`report`]: the results as JSON and tables; [`plot`]: as SVG;
+//! - [`time_calibration`]: per-tick calibration slope and ECE on task-grouped held-out sessions;
 //! - [`logs`]: simulated sessions written as ordinary session logs.
 //!
 //! The simulator builds on `competence` (beliefs, fitting, the DP) and is the one place
 //! that knows the truth those are measured against.
 
 pub mod beta;
+pub mod correlated;
 pub mod experiments;
 pub mod logs;
 pub mod plot;
 pub mod policies;
 pub mod report;
+pub mod time_calibration;
 pub mod world;
 
 pub use beta::{BetaShape, SignalLaw};
+pub use correlated::{CorrelatedSession, CorrelatedWorld};
 pub use experiments::{StudyOptions, run};
 pub use logs::{LogOptions, LogsWritten, SessionPlan, SimulatedSession, write_logs};
 pub use policies::PolicyPoint;

@@ -2,3 +2,4 @@
 
 mod logs;
 mod study;
+mod time_calibration;

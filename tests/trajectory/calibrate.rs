@@ -136,11 +136,15 @@ fn trajectories_hold_exactly_the_logged_evidence() {
     let s = &sessions[0];
     assert_eq!(s.trajectory.label, Some(y));
     assert_eq!(s.trajectory.ticks() as u64, ticks);
-    // One entropy per token, five facts per step: the repeated token terms of a step's
-    // update are not counted twice.
+    // One entropy per token, every always-logged fact per step: the repeated token terms of
+    // a step's update are not counted twice.
+    let facts = handoff::competence::StepFacts::default()
+        .observations()
+        .len();
+    assert_eq!(facts, 7);
     assert_eq!(
         s.trajectory.observations().len(),
-        ticks as usize + 5 * steps
+        ticks as usize + facts * steps
     );
     // Re-scoring under the prior reproduces the beliefs the log shows at the end.
     let path_b = Calibration::prior().score(&s.trajectory);
