@@ -134,6 +134,11 @@ async fn an_endless_junior_stream_is_cut_at_max_tokens_and_at_the_budget() {
         c.junior.max_tokens = Some(300);
         c.agent.token_budget = 1000;
         c.agent.max_steps = 50;
+        // The endless reply carries no tool call: keep the repair, stuck and threshold rules
+        // (each of which would end the session on its own) out of the way of the budget cut.
+        c.agent.max_repairs = 50;
+        c.agent.stuck_after = 0;
+        c.policy.shadow = true;
     })
     .await;
     let per_step = tokens_per_step(&ended.events, "junior");
