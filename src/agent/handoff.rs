@@ -145,16 +145,23 @@ pub(crate) async fn triage(
     }
 }
 
-/// A whole reply as text (no judging: triage is not the junior's work).
+/// A whole reply as text (no judging: triage is not the junior's work), cut at the
+/// senior's `max_tokens` like every turn.
 async fn complete(client: &Client, req: &ChatRequest) -> Result<(String, UsageTally), LlmError> {
+    let limit = super::turn::TokenLimit::of(client, Actor::Senior, None);
     let mut stream = client.stream_once(req).await?;
     let mut text = String::new();
     let mut tally = UsageTally::default();
+    let mut tokens = 0u64;
     while let Some(delta) = stream.next().await {
         let delta = delta?;
         tally.observe(&delta);
         if let Delta::Token { text: t, .. } = delta {
             text.push_str(&t);
+            tokens += 1;
+            if tokens >= limit.tokens {
+                break;
+            }
         }
     }
     Ok((text, tally))

@@ -32,7 +32,7 @@ use super::reply::{self, CallProblem, Read, Repairs};
 use super::step::{self, Acted, StepEnv};
 use super::stuck::{self, Move, Progress};
 use super::tools::{self, Workspace};
-use super::turn::{self, Flow, StreamedToken, TokenObserver, TurnEnd};
+use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd};
 use crate::judge::SessionJudge;
 
 pub use super::step::Approvals;
@@ -274,7 +274,10 @@ impl Session<'_> {
                         step: self.step,
                     };
                     let (emitter, client) = (&self.emitter, self.junior);
-                    turn::stream_turn(emitter, &mut self.inbox, client, actor, &req, &mut judging)
+                    let left = budget.saturating_sub(judging.watch.tick());
+                    let limit = TokenLimit::of(client, actor, Some(left));
+                    let inbox = &mut self.inbox;
+                    turn::stream_turn(emitter, inbox, client, actor, &req, &mut judging, limit)
                         .await
                 }
                 Actor::Senior => {
@@ -283,8 +286,9 @@ impl Session<'_> {
                         tick: self.watch.tick(),
                     };
                     let (emitter, client) = (&self.emitter, self.senior);
-                    turn::stream_turn(emitter, &mut self.inbox, client, actor, &req, &mut tokens)
-                        .await
+                    let limit = TokenLimit::of(client, actor, None);
+                    let inbox = &mut self.inbox;
+                    turn::stream_turn(emitter, inbox, client, actor, &req, &mut tokens, limit).await
                 }
             };
             let next = match end {

@@ -69,6 +69,25 @@ pub(crate) fn arguments(call: &ToolCall) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or(serde_json::Value::String(text.clone()))
 }
 
+/// The arguments as logged: whole up to `cap` bytes (`agent.max_argument_bytes`, the size
+/// the tools refuse above); past it, a string with the head and a marker saying how much
+/// was cut, so a 100 MB argument costs the log and the front ends `cap` bytes, not 100 MB.
+pub(crate) fn logged_arguments(
+    call: &ToolCall,
+    parsed: &serde_json::Value,
+    cap: usize,
+) -> serde_json::Value {
+    let text = &call.function.arguments;
+    if text.len() <= cap {
+        return parsed.clone();
+    }
+    let head = super::tools::truncate_head(text, cap);
+    serde_json::Value::String(format!(
+        "{head}… [arguments cut at {cap} of {} bytes (agent.max_argument_bytes)]",
+        text.len()
+    ))
+}
+
 /// Logs the call, asks for approval when needed, and runs it.
 pub(crate) async fn act(
     env: &StepEnv<'_>,
@@ -80,13 +99,14 @@ pub(crate) async fn act(
 ) -> Acted {
     let name = call.function.name.as_str();
     let args = arguments(call);
+    let cap = env.workspace.limits().max_argument_bytes;
     emitter
         .emit(Event::ToolCalled {
             step,
             actor,
             call_id: call.id.clone(),
             name: name.to_string(),
-            arguments: args.clone(),
+            arguments: logged_arguments(call, &args, cap),
         })
         .await;
     match name {

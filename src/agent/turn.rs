@@ -66,6 +66,51 @@ pub(crate) trait TokenObserver {
     fn no_logprobs(&mut self) {}
 }
 
+/// The most tokens one reply may stream, and the setting that says so.
+///
+/// A server that ignores `max_tokens`, or never finishes, is cut here, mid-stream: the
+/// reply so far is the turn's reply (as if the server had stopped with `length`), a
+/// warning names the limit, and the connection is closed. Memory and the log stay bounded
+/// by the limit, whatever the server sends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TokenLimit {
+    pub tokens: u64,
+    /// The config key that set the limit, for the warning.
+    pub setting: &'static str,
+}
+
+impl TokenLimit {
+    /// The smaller of the model's `max_tokens` and what is left of `budget` (junior only).
+    pub fn of(client: &Client, actor: Actor, left: Option<u64>) -> TokenLimit {
+        let max = client.config().max_tokens.map(u64::from);
+        let key = match actor {
+            Actor::Junior => "junior.max_tokens",
+            _ => "senior.max_tokens",
+        };
+        match (max, left) {
+            (Some(m), Some(l)) if l < m => TokenLimit {
+                tokens: l,
+                setting: "agent.token_budget",
+            },
+            (Some(m), _) => TokenLimit {
+                tokens: m,
+                setting: key,
+            },
+            (None, Some(l)) => TokenLimit {
+                tokens: l,
+                setting: "agent.token_budget",
+            },
+            (None, None) => TokenLimit {
+                tokens: DEFAULT_REPLY_TOKENS,
+                setting: key,
+            },
+        }
+    }
+}
+
+/// The cut for a model with no `max_tokens`: no sane reply is longer.
+const DEFAULT_REPLY_TOKENS: u64 = 32 * 1024;
+
 /// Streams one reply from `client` as `actor`, with retries.
 pub(crate) async fn stream_turn(
     emitter: &Emitter,
@@ -74,10 +119,12 @@ pub(crate) async fn stream_turn(
     actor: Actor,
     req: &ChatRequest,
     observer: &mut impl TokenObserver,
+    limit: TokenLimit,
 ) -> TurnEnd {
     let mut retry = Retry::new(actor);
     loop {
-        let err = match attempt_turn(emitter, inbox, client, actor, req, observer).await {
+        let attempt = attempt_turn(emitter, inbox, client, actor, req, observer, limit);
+        let err = match attempt.await {
             Ok(end) => return end,
             Err(err) => err,
         };
@@ -90,6 +137,13 @@ pub(crate) async fn stream_turn(
     }
 }
 
+fn actor_name(actor: Actor) -> &'static str {
+    match actor {
+        Actor::Junior => "junior's",
+        _ => "senior's",
+    }
+}
+
 async fn attempt_turn(
     emitter: &Emitter,
     inbox: &mut Inbox,
@@ -97,9 +151,11 @@ async fn attempt_turn(
     actor: Actor,
     req: &ChatRequest,
     observer: &mut impl TokenObserver,
+    limit: TokenLimit,
 ) -> Result<TurnEnd, LlmError> {
     let mut stream = client.stream_once(req).await?;
     let mut text = String::new();
+    let mut tokens = 0u64;
     let mut tool_calls = Vec::new();
     let mut problem = None;
     let mut prompt_tokens = None;
@@ -122,9 +178,20 @@ async fn attempt_turn(
                 match delta {
                     Delta::Token { text: t, logprob, top } => {
                         text.push_str(&t);
+                        tokens += 1;
                         let token = StreamedToken { text: t, logprob, top };
                         if let Flow::Cut(reason) = observer.token(token, inbox.control()).await {
                             break Some(reason);
+                        }
+                        if tokens >= limit.tokens {
+                            let message = format!(
+                                "the {} reply was cut at {tokens} tokens ({})",
+                                actor_name(actor),
+                                limit.setting
+                            );
+                            let kind = "reply_cut".to_string();
+                            emitter.emit(Event::Warning { kind, message }).await;
+                            break None;
                         }
                     }
                     Delta::ToolCall(call) => tool_calls.push(call),

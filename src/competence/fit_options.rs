@@ -82,4 +82,3 @@ pub(crate) fn log_loss(p: f64, label: bool) -> f64 {
     let p = p.clamp(1e-12, 1.0 - 1e-12);
     if label { -p.ln() } else { -(1.0 - p).ln() }
 }
-

@@ -59,4 +59,3 @@ pub(crate) fn histograms(
     }
     Ok(signals)
 }
-

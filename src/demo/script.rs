@@ -94,8 +94,8 @@ pub fn junior() -> Script {
                     " But the task does not say what a bare number such as 90 should mean: \
                      seconds, or an error? The tests do not say either, and the README \
                      does not mention it, so I could guess seconds, or keep the error, \
-                     and either choice changes the public behaviour of the library that \
-                     its users may already rely on, so I would rather not guess at it",
+                     and either choice changes the public behaviour of the library, which \
+                     callers may already depend on in ways I cannot see from here",
                 ),
             ]),
             Some((

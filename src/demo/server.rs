@@ -60,6 +60,9 @@ pub enum StreamEnd {
     /// Keep the connection open, writing an SSE comment every `period`, like a server that
     /// is still busy; a write to a closed socket is how a real server notices a client left.
     Tick(Duration),
+    /// Send the last chunk again and again, as fast as the client reads, until it goes
+    /// away: a server that ignores `max_tokens` and never finishes.
+    Endless,
 }
 
 /// A function that answers a request body when the queue is empty.
@@ -371,9 +374,11 @@ impl Drop for CloseWatch {
 fn sse_reply(inner: Arc<Inner>, chunks: Vec<RawChunk>, end: StreamEnd) -> Response {
     let shutdown = inner.shutdown.clone();
     let watch = CloseWatch { inner, done: false };
+    let last = chunks.last().map(|c| c.bytes.clone()).unwrap_or_default();
     let state = (watch, chunks.into_iter(), false);
     let stream = futures::stream::unfold(state, move |(mut watch, mut chunks, over)| {
         let mut shutdown = shutdown.clone();
+        let last = last.clone();
         async move {
             if over {
                 return None;
@@ -402,6 +407,13 @@ fn sse_reply(inner: Arc<Inner>, chunks: Vec<RawChunk>, end: StreamEnd) -> Respon
                 StreamEnd::Hang => {
                     let _ = shutdown.wait_for(|stop| *stop).await;
                     None
+                }
+                StreamEnd::Endless => {
+                    if *shutdown.borrow() {
+                        return None;
+                    }
+                    tokio::task::yield_now().await;
+                    Some((Ok(last), (watch, chunks, false)))
                 }
                 StreamEnd::Tick(period) => {
                     tokio::select! {

@@ -6,15 +6,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use async_openai::config::OpenAIConfig;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use rand::Rng;
 use serde_json::Value;
 
 use super::decode::StreamDecoder;
 use super::error::LlmError;
 use super::request::{self, LogprobMode};
-use super::transport::{self, SingleAttempt};
+use super::sse::SseBody;
+use super::transport;
 use super::types::{ChatRequest, Delta, Usage};
 use crate::config::ModelConfig;
 
@@ -32,13 +32,11 @@ const BACKOFF_CAP: Duration = Duration::from_secs(20);
 /// A `Retry-After` longer than this is not waited for: the caller should fall back instead.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(120);
 
-type RawEvents =
-    Pin<Box<dyn Stream<Item = Result<Value, async_openai::error::OpenAIError>> + Send>>;
+type RawEvents = SseBody;
 
 /// A streaming client for one endpoint (junior or senior).
 #[derive(Clone)]
 pub struct Client {
-    api: async_openai::Client<OpenAIConfig>,
     http: reqwest::Client,
     cfg: ModelConfig,
     api_key: Option<String>,
@@ -87,18 +85,7 @@ impl Client {
             .map_err(|e| LlmError::Config {
                 message: format!("cannot build the HTTP client: {e}"),
             })?;
-        // Every field is set explicitly: OpenAIConfig's defaults read OPENAI_* variables,
-        // which must not leak a key meant for one endpoint to another.
-        let config = OpenAIConfig::new()
-            .with_api_base(cfg.base_url.trim_end_matches('/'))
-            .with_api_key(api_key.clone().unwrap_or_default())
-            .with_org_id("")
-            .with_project_id("");
-        let api = async_openai::Client::with_config(config)
-            .with_http_client(http.clone())
-            .with_http_service(SingleAttempt::new(http.clone()));
         Ok(Client {
-            api,
             http,
             cfg: cfg.clone(),
             api_key,
@@ -249,20 +236,41 @@ impl Client {
         Duration::from_secs_f64(self.cfg.idle_timeout_s)
     }
 
+    /// Sends the request once (no `OPENAI_*` variable is read, and no bearer header goes
+    /// out without a key) and hands back the body as SSE chunks; a non-2xx answer comes
+    /// back with status, `Retry-After` and a bounded prefix of its body.
     async fn open(&self, req: &ChatRequest, mode: LogprobMode) -> Result<RawEvents, LlmError> {
         let body = request::body(&self.cfg, req, mode);
-        let chat = self.api.chat();
-        let opened = tokio::time::timeout(self.idle(), chat.create_stream_byot(body)).await;
-        match opened {
-            Err(_) => Err(LlmError::Timeout {
-                message: format!(
-                    "no response headers within {:.0} s",
-                    self.cfg.idle_timeout_s
-                ),
-            }),
-            Ok(Err(e)) => Err(transport::classify(e, &self.cfg.base_url)),
-            Ok(Ok(events)) => Ok(events),
+        let url = format!(
+            "{}/chat/completions",
+            self.cfg.base_url.trim_end_matches('/')
+        );
+        let mut post = self
+            .http
+            .post(&url)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(&body);
+        if let Some(key) = &self.api_key {
+            post = post.bearer_auth(key);
         }
+        let opened = tokio::time::timeout(self.idle(), post.send()).await;
+        let response = match opened {
+            Err(_) => {
+                return Err(LlmError::Timeout {
+                    message: format!(
+                        "no response headers within {:.0} s",
+                        self.cfg.idle_timeout_s
+                    ),
+                });
+            }
+            Ok(Err(e)) => return Err(transport::classify_reqwest(&e, &self.cfg.base_url)),
+            Ok(Ok(response)) => response,
+        };
+        if !response.status().is_success() {
+            let f = transport::failure(response).await;
+            return Err(LlmError::from_status(f.status, f.retry_after, &f.body));
+        }
+        Ok(SseBody::new(response, &self.cfg.base_url))
     }
 
     fn deltas(
@@ -286,7 +294,6 @@ impl Client {
             decoder,
             pending: first.into(),
             idle: self.idle(),
-            url: self.cfg.base_url.clone(),
             secret: self.api_key.clone(),
             over: false,
         };
@@ -344,7 +351,6 @@ struct Decoding {
     decoder: StreamDecoder,
     pending: VecDeque<Delta>,
     idle: Duration,
-    url: String,
     /// The client's key, masked in errors raised mid-stream.
     secret: Option<String>,
     over: bool,
@@ -364,7 +370,7 @@ impl Decoding {
                     message: format!("no chunk for {:.0} s", self.idle.as_secs_f64()),
                 }),
                 Ok(Some(Ok(chunk))) => self.decoder.push(&chunk),
-                Ok(Some(Err(e))) => Err(transport::classify(e, &self.url)),
+                Ok(Some(Err(e))) => Err(e),
                 Ok(None) => {
                     self.over = true;
                     self.decoder.end()

@@ -1,9 +1,9 @@
 //! OpenAI-compatible streaming chat client: token + logprob deltas, tool-call assembly,
 //! cancellation, retry, cost. Knows nothing of beliefs.
 //!
-//! Requests go through async-openai's `byot` streaming call with our own body
-//! ([`request`]) and our own lenient chunk reading ([`chunk`], [`decode`]), on an HTTP
-//! service that sends each request exactly once ([`transport`]). The quirks of real servers
+//! Requests are plain reqwest POSTs with our own body ([`request`]), sent exactly once
+//! ([`transport`] reads error answers); the body is read as SSE on demand with a line cap
+//! ([`sse`]) and decoded leniently ([`chunk`], [`decode`]). The quirks of real servers
 //! this tolerates, each covered by a test in `tests/llm/`:
 //!
 //! - OpenAI: `top_logprobs: []` at k = 0, `logprobs: null` on the final chunk, a final
@@ -32,6 +32,7 @@ pub mod doctor;
 pub mod error;
 pub mod keys;
 pub mod request;
+pub mod sse;
 pub mod textcall;
 pub mod textprompt;
 pub mod transport;

@@ -8,3 +8,4 @@ mod configs;
 mod escape;
 mod keys;
 mod parsers;
+mod streams;
