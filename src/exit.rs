@@ -5,7 +5,7 @@
 //! | 0 | success | the session's check passed, or it ended unlabelled (no check configured); `doctor` found every endpoint usable; `eval` ran every run without an error |
 //! | 1 | check failed | the session's check failed (or the operator rejected the result); `doctor` found an endpoint unusable; `eval` had a run that errored |
 //! | 2 | usage | the command line is wrong (clap's own code for it) |
-//! | 3 | aborted | the session stopped before a result: endpoints down, quit, interrupted, budget or steps exhausted |
+//! | 3 | aborted | the session stopped before a result: endpoints down, quit, interrupted, budget or steps exhausted; or any command stopped by an error that is not about its input |
 //! | 4 | bad config or input | the config file, a log, a suite or another input cannot be used (missing, unreadable, invalid), or a file would be overwritten |
 //!
 //! 1 and 3 differ because a script retries an abort (the server was down) but not a
@@ -14,7 +14,19 @@
 //! An interrupt by a signal still ends a session as `aborted` (3) once the session is
 //! closed and its log flushed.
 
+use crate::config::ConfigError;
 use crate::protocol::Outcome;
+
+/// Marks an error as the fault of an input the user gave (a suite, a log, a task file),
+/// so it exits 4 like a broken config, not 3 like an interrupted run.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct BadInput(pub anyhow::Error);
+
+/// Wraps any error as [`BadInput`]; for `map_err` at the place an input is read.
+pub fn bad_input(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(e.into()))
+}
 
 /// Why the process ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +76,15 @@ impl Exit {
             Outcome::Failure => Exit::CheckFailed,
             Outcome::Aborted => Exit::Aborted,
         }
+    }
+
+    /// A command that stopped with an error: 4 when the error is about its config or
+    /// another input, else 3.
+    pub fn for_error(err: &anyhow::Error) -> Exit {
+        let input = err
+            .chain()
+            .any(|c| c.is::<BadInput>() || c.is::<ConfigError>());
+        if input { Exit::BadInput } else { Exit::Aborted }
     }
 
     /// `doctor`: success only if every endpoint is usable.
@@ -119,5 +140,18 @@ mod tests {
         assert_eq!(Exit::for_eval(0), Exit::Success);
         assert_eq!(Exit::for_eval(12), Exit::CheckFailed);
         assert_eq!(Exit::for_doctor(false).code(), 1);
+    }
+
+    #[test]
+    fn errors_about_inputs_exit_4_and_others_3() {
+        let config: anyhow::Error = ConfigError::Exists("x.toml".into()).into();
+        assert_eq!(Exit::for_error(&config.context("loading")), Exit::BadInput);
+        let suite = bad_input(anyhow::anyhow!("suite.toml line 3: expected a check"));
+        assert_eq!(
+            Exit::for_error(&suite.context("reading the suite")),
+            Exit::BadInput
+        );
+        let other = anyhow::anyhow!("the runtime could not start");
+        assert_eq!(Exit::for_error(&other), Exit::Aborted);
     }
 }

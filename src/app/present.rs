@@ -1,6 +1,8 @@
-//! One-line human descriptions of events, for the headless trace and the demo summary.
+//! Events and session summaries as human text: the one place that words them, for the
+//! headless trace, `exec` and the demo summary.
 
-use crate::protocol::{Actor, Event, Outcome, Route};
+use crate::analysis::replay::Rescoring;
+use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
 
 fn actor(a: Actor) -> &'static str {
     match a {
@@ -14,6 +16,52 @@ fn route(r: Route) -> &'static str {
         Route::Senior => "senior",
         Route::Operator => "operator",
     }
+}
+
+/// A wire enum's name as logs and `--json` spell it (`threshold`, `self_ask`, `aborted`):
+/// the one word a person reads for it everywhere.
+fn wire_name<T: serde::Serialize + std::fmt::Debug>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{value:?}"))
+}
+
+fn reason_name(r: crate::protocol::EscalationReason) -> String {
+    wire_name(&r)
+}
+
+/// The text `exec` and `demo` print when a session ends (`--json` prints the summary
+/// itself).
+pub fn summary_text(summary: &super::headless::Summary) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "outcome      {}", wire_name(&summary.outcome));
+    let _ = writeln!(out, "steps        {}", summary.steps);
+    for e in &summary.escalations {
+        let _ = writeln!(
+            out,
+            "escalation   step {} → {} ({}{}) B_t {:.3} < τ_t {:.3}",
+            e.step,
+            route(e.route),
+            reason_name(e.reason),
+            if e.shadow { ", shadow" } else { "" },
+            e.belief,
+            e.threshold
+        );
+    }
+    let _ = writeln!(
+        out,
+        "cost         ${:.4} (junior ${:.4}, senior ${:.4})",
+        summary.cost.usd, summary.cost.junior_usd, summary.cost.senior_usd
+    );
+    let _ = writeln!(
+        out,
+        "ask          tp {} fp {} fn {}",
+        summary.ask.tp, summary.ask.fp, summary.ask.fn_
+    );
+    let _ = writeln!(out, "log          {}", summary.log);
+    out
 }
 
 /// `None` for events too fine-grained to print one line each (tokens, beliefs, costs).
@@ -75,9 +123,10 @@ pub fn event_line(e: &Event) -> Option<String> {
             shadow,
             ..
         } => format!(
-            "{}escalation → {} ({reason:?}): B_t {belief:.3} < τ_t {threshold:.3}",
+            "{}escalation → {} ({}): B_t {belief:.3} < τ_t {threshold:.3}",
             if *shadow { "[shadow] " } else { "" },
-            route(*r)
+            route(*r),
+            reason_name(*reason)
         ),
         Event::OperatorAsked {
             question, options, ..
@@ -156,4 +205,90 @@ pub fn event_line(e: &Event) -> Option<String> {
             return None;
         }
     })
+}
+
+fn ticks_text(ticks: &[u64]) -> String {
+    if ticks.is_empty() {
+        return "none".into();
+    }
+    ticks
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What headless replay prints: the log's decisions, and with a counterfactual its
+/// decisions and where they differ.
+pub fn replay_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)>) -> String {
+    let mut out = String::new();
+    let mut updates = 0usize;
+    for s in events {
+        match &s.event {
+            Event::SessionStarted {
+                session_id,
+                policy,
+                shadow,
+                ..
+            } => out.push_str(&format!(
+                "session {session_id} (policy {policy}{})\n",
+                if *shadow { ", shadow" } else { "" }
+            )),
+            Event::BeliefUpdated { .. } => updates += 1,
+            Event::Escalated {
+                step,
+                tick,
+                route: r,
+                reason,
+                belief,
+                threshold,
+                shadow,
+                ..
+            } => out.push_str(&format!(
+                "  log: step {step} tick {tick}: escalated to {} ({}{}) B {belief:.3} < τ {threshold:.3}\n",
+                route(*r),
+                reason_name(*reason),
+                if *shadow { ", shadow" } else { "" }
+            )),
+            Event::SeniorReturned { tick, .. } => {
+                out.push_str(&format!("  log: tick {tick}: senior returned, belief reset\n"))
+            }
+            Event::SessionEnded {
+                outcome, ticks, ..
+            } => out.push_str(&format!(
+                "  log: ended {} after {ticks} ticks\n",
+                wire_name(outcome)
+            )),
+            _ => {}
+        }
+    }
+    out.push_str(&format!("  {updates} belief updates logged\n"));
+    if let Some((label, r)) = counterfactual {
+        out.push_str(&format!("\ncounterfactual ({label}):\n"));
+        out.push_str(&format!(
+            "  judge's escalations: log at ticks {}; counterfactual at ticks {}\n",
+            ticks_text(&r.logged_threshold_ticks()),
+            ticks_text(&r.escalations)
+        ));
+        if r.differ.is_empty() {
+            out.push_str("  decisions (B_t < τ_t) agree at every update\n");
+        } else {
+            let list: Vec<String> = r
+                .differ
+                .iter()
+                .map(|(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}–{b}")
+                    }
+                })
+                .collect();
+            out.push_str(&format!(
+                "  decisions (B_t < τ_t) differ at ticks {}\n",
+                list.join(", ")
+            ));
+        }
+    }
+    out
 }

@@ -43,6 +43,27 @@ pub struct TaskRun {
     pub error: Option<String>,
 }
 
+impl TaskRun {
+    /// Why this run measured nothing about the models, if it did not: it could not run,
+    /// or its session was aborted after the endpoints failed (a fault escalation), which
+    /// says the servers were down, not that the model was wrong. `eval` exits 1 on any.
+    pub fn unmeasured(&self) -> Option<String> {
+        if let Some(e) = &self.error {
+            return Some(e.clone());
+        }
+        let faulted = self
+            .escalations
+            .iter()
+            .any(|e| e.reason == EscalationReason::Fault);
+        (self.outcome == Some(Outcome::Aborted) && faulted).then(|| {
+            format!(
+                "aborted after the endpoints failed (see {})",
+                self.log.display()
+            )
+        })
+    }
+}
+
 /// One real (not shadow) escalation of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunEscalation {

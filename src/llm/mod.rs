@@ -24,6 +24,7 @@
 //! - OpenRouter: `: OPENROUTER PROCESSING` comment lines, errors inside HTTP-200 streams.
 //! - Unknown enum values (`service_tier: "on_demand"`, new finish reasons), `null` logprobs.
 
+mod callargs;
 pub mod callschema;
 pub mod chunk;
 pub mod client;

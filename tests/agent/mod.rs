@@ -5,6 +5,7 @@ pub mod support;
 
 mod control;
 mod exec_binary;
+mod exit_codes;
 mod local_only;
 mod loop_cases;
 mod protocol;

@@ -66,8 +66,10 @@ async fn exec(
         cmd.env(k, v);
     }
     let out = cmd.output().await.expect("run handoff");
+    // A labelled session: 0 when its check passed, 1 when it failed (some of these
+    // sessions fail their check on purpose); never an abort or a bad input.
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 1)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

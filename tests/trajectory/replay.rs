@@ -4,7 +4,7 @@
 
 use handoff::agent::session::Approvals;
 use handoff::analysis::replay::{
-    Rescoring, counterfactual_config, headless_text, judge_for, load_events, rescore,
+    Rescoring, counterfactual_config, judge_for, load_events, rescore,
 };
 use handoff::config::{Config, HandoffMode, RouteMode};
 use handoff::demo::script::{confident, hesitant, join, reply};
@@ -134,7 +134,7 @@ async fn a_live_session_with_a_fault_a_cut_and_a_senior_step_is_reproduced() {
     assert!(!cf.differ.is_empty());
     let (first_differ, _) = cf.differ[0];
     assert!(first_differ <= r.escalations[0]);
-    let text = headless_text(&stamped, Some(("policy constant=0.05", &cf)));
+    let text = handoff::app::present::replay_text(&stamped, Some(("policy constant=0.05", &cf)));
     assert!(text.contains("differ at ticks"), "{text}");
     assert!(
         text.contains(&format!("log at ticks {}", r.escalations[0])),

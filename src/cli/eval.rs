@@ -1,0 +1,185 @@
+//! `handoff eval`: run a suite under policies, merge shards, import HumanEval, or check
+//! a suite. A run that measured nothing ([`crate::eval::TaskRun::unmeasured`]: it errored,
+//! or the endpoints failed) makes the eval exit 1 and is named on stderr; a run that
+//! failed its check is a result, not an error.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::args::{ConfigArg, JsonArg};
+use super::output::{Shape, emit, runtime};
+use crate::config::Config;
+use crate::eval::{EvalArgs, EvalReport, Policy, Shard};
+use crate::exit::{Exit, bad_input};
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
+    /// The suite directory (one TOML file per task).
+    #[arg(required = true)]
+    suite: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArg,
+    /// constant, myopic, optimal, junior-only, senior-only, configured or a number τ;
+    /// repeatable (default: the configured policy).
+    #[arg(long = "policy", value_name = "P")]
+    policies: Vec<String>,
+    /// A constant-threshold sweep, e.g. threshold=0.1:0.9:0.1 (adds both baselines).
+    #[arg(long)]
+    sweep: Option<String>,
+    /// Also run junior-only and senior-only, for APGR.
+    #[arg(long)]
+    baselines: bool,
+    /// Run only slice i of n (0-based), e.g. $SLURM_ARRAY_TASK_ID/$N.
+    #[arg(long, default_value = "0/1")]
+    shard: String,
+    /// Sessions run at the same time.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    #[command(flatten)]
+    json: JsonArg,
+    /// Directory for logs, results.json, report.txt and the SVG plots.
+    #[arg(long, default_value = "eval-out")]
+    out: PathBuf,
+    /// Judge operator questions with the config's senior model instead of phrase matching.
+    #[arg(long)]
+    llm_judge: bool,
+    /// Check the suite instead of running models: every template must fail its check and
+    /// every reference solution pass it.
+    #[arg(long)]
+    validate: bool,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Turn HumanEval problems (.jsonl or .jsonl.gz) into a suite of repository tasks.
+    ImportHumaneval {
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Merge the outputs of several shards (their directories or results.json files) into
+    /// one report with the frontier and APGR over the whole suite.
+    Merge {
+        #[arg(required = true)]
+        parts: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        json: JsonArg,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    match args.action {
+        Some(Action::ImportHumaneval { file, out }) => {
+            let problems = crate::eval::humaneval::read_problems(&file).map_err(bad_input)?;
+            let ids = crate::eval::humaneval::import(&problems, &out)?;
+            println!("wrote {} tasks to {}", ids.len(), out.display());
+            return Ok(Exit::Success);
+        }
+        Some(Action::Merge { parts, out, json }) => {
+            let report = crate::eval::merge(&parts, &out).map_err(bad_input)?;
+            return finish(&report, json.json, &out);
+        }
+        None => {}
+    }
+    let suite = args.suite.context("name the suite directory")?;
+    let config = args.config.load()?;
+    if args.validate {
+        return validate_suite(&suite, &config, args.jobs);
+    }
+    let policies = args
+        .policies
+        .iter()
+        .map(|p| Policy::parse(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad_input)?;
+    let eval = EvalArgs {
+        suite,
+        policies,
+        sweep: args.sweep,
+        baselines: args.baselines,
+        shard: Shard::parse(&args.shard).map_err(bad_input)?,
+        jobs: args.jobs,
+        out: args.out.clone(),
+        llm_judge: args.llm_judge,
+        progress: !args.json.json && std::io::stderr().is_terminal(),
+    };
+    let report = runtime()?
+        .block_on(crate::eval::eval(config, eval))
+        .context("running the evaluation")?;
+    finish(&report, args.json.json, &args.out)
+}
+
+/// Prints the report, names every run that errored on stderr, and decides the exit.
+fn finish(report: &EvalReport, json: bool, out: &Path) -> anyhow::Result<Exit> {
+    emit(json, Shape::Document, report, || {
+        // Name only what `write_outputs` wrote: a plot needs its curve.
+        let mut files = vec!["results.json", "report.txt"];
+        if report.frontier.is_some() {
+            files.push("frontier.svg");
+        }
+        if report.gap.is_some() {
+            files.push("gap.svg");
+        }
+        format!(
+            "{}\nwrote {} in {}\n",
+            report.to_table(),
+            files.join(", "),
+            out.display()
+        )
+    })?;
+    let errored: Vec<_> = report
+        .runs
+        .iter()
+        .filter_map(|r| r.unmeasured().map(|why| (r, why)))
+        .collect();
+    for (r, why) in &errored {
+        eprintln!("error: {} under {}: {why}", r.task, r.policy);
+    }
+    if !errored.is_empty() {
+        eprintln!(
+            "{} of {} runs measured nothing",
+            errored.len(),
+            report.runs.len()
+        );
+    }
+    Ok(Exit::for_eval(errored.len()))
+}
+
+fn validate_suite(dir: &Path, config: &Config, jobs: usize) -> anyhow::Result<Exit> {
+    let suite = crate::eval::Suite::load(dir).map_err(bad_input)?;
+    let results = runtime()?.block_on(crate::eval::validate_suite(
+        &suite,
+        config.agent.command_timeout_s,
+        jobs,
+    ));
+    let mut sound = true;
+    for (id, r) in &results {
+        let verdict = match r {
+            Ok(v) if v.template_fails && v.solution_passes != Some(false) => "ok".to_string(),
+            Ok(v) => {
+                sound = false;
+                format!(
+                    "UNSOUND (template fails: {}, solution passes: {:?})",
+                    v.template_fails, v.solution_passes
+                )
+            }
+            Err(e) => {
+                sound = false;
+                format!("ERROR {e}")
+            }
+        };
+        println!("{id:<24} {verdict}");
+    }
+    Ok(if sound {
+        Exit::Success
+    } else {
+        Exit::CheckFailed
+    })
+}

@@ -1,0 +1,51 @@
+//! How a command's result reaches stdout: one JSON document or text, chosen in one place,
+//! and the runtime every async command runs on.
+
+use anyhow::Context;
+use serde::Serialize;
+
+/// What a `--json` result looks like on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Indented: a report read by people and by `jq`.
+    Document,
+    /// One line: a record that follows other JSON lines (`exec --json`) or is piped on.
+    Line,
+}
+
+/// Prints `value` as JSON when `json` is set, else the text `text` makes (computed only
+/// when needed). Text is printed as given: it carries its own final newline.
+pub fn emit<T: Serialize>(
+    json: bool,
+    shape: Shape,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if json {
+        let encoded = match shape {
+            Shape::Document => serde_json::to_string_pretty(value),
+            Shape::Line => serde_json::to_string(value),
+        }
+        .context("encoding the result as JSON")?;
+        println!("{encoded}");
+    } else {
+        print!("{}", text());
+    }
+    Ok(())
+}
+
+/// The multi-threaded runtime a command's async work runs on.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Prints the warnings of a log corpus on stderr, where they are seen even when stdout
+/// goes to `jq`.
+pub fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}

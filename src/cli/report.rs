@@ -1,0 +1,46 @@
+//! `handoff report`: summarise logged sessions.
+
+use anyhow::Context;
+
+use super::args::{JsonArg, LogInputs};
+use super::output::{Shape, emit, warn_all};
+use crate::exit::{Exit, bad_input};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    inputs: LogInputs,
+    #[command(flatten)]
+    json: JsonArg,
+    /// Also write one row per session and one per escalation to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<std::path::PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    use crate::analysis::report::{Report, load};
+    let corpus = load(&args.inputs.logs);
+    if corpus.files == 0 {
+        warn_all(&corpus.warnings);
+        return Err(bad_input(anyhow::anyhow!(
+            "no session logs found in the given paths"
+        )));
+    }
+    let report = Report::new(&corpus);
+    emit(args.json.json, Shape::Document, &report, || {
+        report.to_table()
+    })?;
+    if let Some(path) = &args.csv {
+        let file =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        crate::analysis::csv::write_csv(&corpus.sessions, &mut out)
+            .and_then(|()| std::io::Write::flush(&mut out))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    // The table prints its warnings itself; JSON on stdout must stay one document.
+    if args.json.json {
+        warn_all(&corpus.warnings);
+    }
+    Ok(Exit::Success)
+}
