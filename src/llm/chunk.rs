@@ -157,18 +157,22 @@ struct WireUsage {
 
 /// Reads one chunk's JSON text (an SSE event's data): the client's path.
 pub fn parse_json(data: &[u8]) -> Result<ParsedChunk<'_>, LlmError> {
-    match serde_json::from_slice::<Obj<WireChunk>>(data) {
+    let malformed = |e: &dyn std::fmt::Display| LlmError::Protocol {
+        message: format!(
+            "malformed chunk ({e}): {}",
+            String::from_utf8_lossy(data)
+                .chars()
+                .take(200)
+                .collect::<String>()
+        ),
+    };
+    // One UTF-8 check of the whole chunk is cheaper than serde_json's check of each of its
+    // strings, which reading from `&str` skips.
+    let text = std::str::from_utf8(data).map_err(|e| malformed(&e))?;
+    match serde_json::from_str::<Obj<WireChunk>>(text) {
         Ok(Obj(wire)) => Ok(normalise_chunk(wire)),
         Err(_) => {
-            let value: Value = serde_json::from_slice(data).map_err(|e| LlmError::Protocol {
-                message: format!(
-                    "malformed chunk ({e}): {}",
-                    String::from_utf8_lossy(data)
-                        .chars()
-                        .take(200)
-                        .collect::<String>()
-                ),
-            })?;
+            let value: Value = serde_json::from_str(text).map_err(|e| malformed(&e))?;
             Ok(parse(&value).into_owned())
         }
     }
