@@ -71,7 +71,8 @@ impl Client {
     /// Like [`Client::new`] with the key given directly (`None` sends no key); for callers
     /// that hold a key from elsewhere, and for tests that must not touch the environment.
     pub fn with_api_key(cfg: &ModelConfig, api_key: Option<String>) -> Result<Client, LlmError> {
-        // async-openai would panic on a key that is not a valid header value.
+        // A key that is not a valid header value would only fail the first request, with an
+        // error about headers; say what is wrong with it here instead.
         if let Some(key) = &api_key
             && (key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()))
         {
