@@ -30,6 +30,17 @@ fn one_chunk(c: &mut Criterion) {
         })
     });
     let mut decoder = StreamDecoder::new(true, 5);
+    let mut deltas = Vec::new();
+    group.bench_function(
+        "StreamDecoder::push_json (typed, borrowed; the client's path)",
+        |b| {
+            b.iter(|| {
+                deltas.clear();
+                black_box(decoder.push_json(black_box(&json), &mut deltas).is_ok())
+            })
+        },
+    );
+    let mut decoder = StreamDecoder::new(true, 5);
     let mut watch = SessionJudge::new(
         Calibration::prior(),
         Threshold::Constant(0.0),

@@ -1,4 +1,5 @@
-//! The SSE chunk parser and stream decoder (src/llm/chunk.rs, decode.rs) on arbitrary bytes.
+//! The SSE reader, chunk parser and stream decoder (src/llm/sse.rs, chunk.rs, decode.rs) on
+//! arbitrary bytes.
 #![no_main]
 
 // Each target uses half of the shared checks.
@@ -13,8 +14,10 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     let top_k = usize::from(settings % 21);
     invariants::sse_stream(body, settings & 0x80 != 0, top_k);
-    // The same bytes as one bare chunk, the way a non-SSE body would arrive.
+    // The same bytes as one bare chunk: read from the bytes, it says what its `Value` says.
+    let typed = handoff::llm::chunk::parse_json(body);
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
-        let _ = handoff::llm::chunk::parse(&value);
+        let typed = typed.expect("bytes that are JSON read as a chunk");
+        assert_eq!(typed, handoff::llm::chunk::parse(&value));
     }
 });

@@ -1,30 +1,54 @@
 //! One streamed chunk, read leniently into a shape the decoder can use.
 //!
 //! Real servers disagree on nearly every optional field (see the module docs of `llm`), so
-//! a chunk is read from a `serde_json::Value` field by field: anything unknown is ignored,
-//! anything missing is absent, and logprobs in OpenAI's (`logprob`/`top_logprobs`) and
-//! llama.cpp's post-sampling (`prob`/`top_probs`) shapes become the same thing.
+//! a chunk is decoded straight from its bytes into typed structs whose fields never fail
+//! ([`super::lenient`]): anything unknown is skipped, anything missing or of an unexpected
+//! type is absent, and logprobs in OpenAI's (`logprob`/`top_logprobs`) and llama.cpp's
+//! post-sampling (`prob`/`top_probs`) shapes become the same thing. Strings borrow from the
+//! chunk's bytes until the decoder takes what it keeps, so no `serde_json::Value` tree is
+//! built and dropped per token. A chunk the typed reading refuses (only a repeated key can
+//! do that) is read through a `Value`, whose last-wins reading of repeated keys it keeps.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::error::LlmError;
+use super::lenient::{Arguments, Count, List, Number, Obj, OneOrMany, Text, present};
 use super::types::{Alternative, Usage};
 
 /// vLLM's stand-in for −∞ (JSON has no infinity): a number at or below it is not a
 /// measurement and is treated as absent.
 pub const LOGPROB_FLOOR: f64 = -9999.0;
 
-/// What one chunk says, normalised.
+/// What one chunk says, normalised. `content` borrows from the chunk's bytes: when the
+/// chunk has logprobs the decoder takes the tokens' texts instead and never copies it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ParsedChunk {
+pub struct ParsedChunk<'a> {
     /// An `error` object inside an HTTP-200 stream.
     pub error: Option<Value>,
     /// `choices[0].delta.content` (empty strings dropped).
-    pub content: Option<String>,
+    pub content: Option<Cow<'a, str>>,
     /// `choices[0].logprobs.content` when present; `None` for missing or `null` logprobs.
     pub tokens: Option<Vec<LogprobToken>>,
     pub tool_fragments: Vec<ToolFragment>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
+}
+
+impl ParsedChunk<'_> {
+    /// The same chunk owning all its text.
+    pub fn into_owned(self) -> ParsedChunk<'static> {
+        ParsedChunk {
+            content: self.content.map(|c| Cow::Owned(c.into_owned())),
+            error: self.error,
+            tokens: self.tokens,
+            tool_fragments: self.tool_fragments,
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        }
+    }
 }
 
 /// One token of a `logprobs.content` list.
@@ -46,53 +70,160 @@ pub struct ToolFragment {
     pub arguments: String,
 }
 
-/// Reads one chunk. Only the first choice (index 0) is read: requests ask for one.
-pub fn parse(chunk: &Value) -> ParsedChunk {
+/// A chunk as the server wrote it: the fields any server is known to send, each lenient.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireChunk<'a> {
+    error: Option<Value>,
+    #[serde(borrow)]
+    choices: List<Obj<WireChoice<'a>>>,
+    usage: Obj<WireUsage>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireChoice<'a> {
+    index: Count,
+    #[serde(borrow, deserialize_with = "present")]
+    delta: Option<Obj<WireDelta<'a>>>,
+    /// Where a delta belongs, some servers send the whole `message`.
+    #[serde(borrow, deserialize_with = "present")]
+    message: Option<Obj<WireDelta<'a>>>,
+    #[serde(borrow)]
+    logprobs: Obj<WireLogprobs<'a>>,
+    #[serde(borrow)]
+    finish_reason: Text<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireDelta<'a> {
+    #[serde(borrow)]
+    content: Text<'a>,
+    #[serde(borrow)]
+    tool_calls: OneOrMany<Obj<WireCall<'a>>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireCall<'a> {
+    index: Count,
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow, rename = "type")]
+    kind: Text<'a>,
+    #[serde(borrow)]
+    function: Obj<WireFunction<'a>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireFunction<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    #[serde(borrow)]
+    arguments: Arguments<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireLogprobs<'a> {
+    #[serde(borrow)]
+    content: List<Obj<WireToken<'a>>>,
+}
+
+/// A token of `logprobs.content`, or one of its alternatives (which have no lists of their
+/// own; a nested list there is read and ignored).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireToken<'a> {
+    #[serde(borrow)]
+    token: Text<'a>,
+    bytes: List<Count>,
+    logprob: Number,
+    prob: Number,
+    #[serde(borrow, deserialize_with = "present")]
+    top_logprobs: Option<List<Obj<WireToken<'a>>>>,
+    #[serde(borrow, deserialize_with = "present")]
+    top_probs: Option<List<Obj<WireToken<'a>>>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireUsage {
+    prompt_tokens: Count,
+    completion_tokens: Count,
+}
+
+/// Reads one chunk's JSON text (an SSE event's data): the client's path.
+pub fn parse_json(data: &[u8]) -> Result<ParsedChunk<'_>, LlmError> {
+    let malformed = |e: &dyn std::fmt::Display| LlmError::Protocol {
+        message: format!(
+            "malformed chunk ({e}): {}",
+            String::from_utf8_lossy(data)
+                .chars()
+                .take(200)
+                .collect::<String>()
+        ),
+    };
+    // One UTF-8 check of the whole chunk is cheaper than serde_json's check of each of its
+    // strings, which reading from `&str` skips.
+    let text = std::str::from_utf8(data).map_err(|e| malformed(&e))?;
+    match serde_json::from_str::<Obj<WireChunk>>(text) {
+        Ok(Obj(wire)) => Ok(normalise_chunk(wire)),
+        Err(_) => {
+            let value: Value = serde_json::from_str(text).map_err(|e| malformed(&e))?;
+            Ok(parse(&value).into_owned())
+        }
+    }
+}
+
+/// Reads one chunk already decoded into a `Value`. Only the first choice (index 0) is read:
+/// requests ask for one.
+pub fn parse(chunk: &Value) -> ParsedChunk<'_> {
+    // A `Value` has no repeated keys, the one thing the typed reading can refuse.
+    Obj::<WireChunk>::deserialize(chunk)
+        .map(|Obj(wire)| normalise_chunk(wire))
+        .unwrap_or_default()
+}
+
+fn normalise_chunk(wire: WireChunk<'_>) -> ParsedChunk<'_> {
     let mut out = ParsedChunk {
-        error: chunk.get("error").filter(|e| !e.is_null()).cloned(),
-        usage: chunk.get("usage").and_then(parse_usage),
+        error: wire.error.filter(|e| !e.is_null()),
+        usage: usage(wire.usage.0),
         ..ParsedChunk::default()
     };
-    let choice = chunk
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|choices| {
-            choices
-                .iter()
-                .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
-        });
+    let choice = wire
+        .choices
+        .0
+        .into_iter()
+        .flatten()
+        .map(|Obj(c)| c)
+        .find(|c| c.index.0.unwrap_or(0) == 0);
     let Some(choice) = choice else {
         return out;
     };
-    if let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) {
-        out.content = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string);
-        out.tool_fragments = match delta.get("tool_calls") {
-            Some(Value::Array(calls)) => calls.iter().map(parse_fragment).collect(),
-            // A single call object instead of a list.
-            Some(call @ Value::Object(_)) => vec![parse_fragment(call)],
-            _ => Vec::new(),
-        };
+    if let Some(Obj(delta)) = choice.delta.or(choice.message) {
+        out.content = delta.content.0.filter(|s| !s.is_empty());
+        out.tool_fragments = delta
+            .tool_calls
+            .0
+            .into_iter()
+            .map(|Obj(call)| fragment(call))
+            .collect();
     }
     out.tokens = choice
-        .get("logprobs")
-        .and_then(|l| l.get("content"))
-        .and_then(Value::as_array)
-        .map(|entries| entries.iter().map(parse_token).collect());
-    out.finish_reason = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
+        .logprobs
+        .0
+        .content
+        .0
+        .map(|entries| entries.into_iter().map(|Obj(t)| token(t)).collect());
+    out.finish_reason = choice.finish_reason.owned(true);
     out
 }
 
-fn parse_usage(u: &Value) -> Option<Usage> {
-    let prompt = u.get("prompt_tokens").and_then(Value::as_u64);
-    let completion = u.get("completion_tokens").and_then(Value::as_u64);
+fn usage(u: WireUsage) -> Option<Usage> {
+    let (prompt, completion) = (u.prompt_tokens.0, u.completion_tokens.0);
     if prompt.is_none() && completion.is_none() {
         return None;
     }
@@ -102,63 +233,59 @@ fn parse_usage(u: &Value) -> Option<Usage> {
     })
 }
 
-fn parse_fragment(call: &Value) -> ToolFragment {
-    let function = call.get("function");
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-    let arguments = match function.and_then(|f| f.get("arguments")) {
-        Some(Value::String(s)) => s.clone(),
-        None | Some(Value::Null) => String::new(),
-        // Some servers send the arguments as an object rather than JSON text.
-        Some(other) => other.to_string(),
-    };
+fn fragment(call: WireCall<'_>) -> ToolFragment {
+    let Obj(function) = call.function;
     ToolFragment {
-        index: call
-            .get("index")
-            .and_then(Value::as_u64)
-            .and_then(|i| u32::try_from(i).ok()),
-        id: text(call.get("id")).filter(|s| !s.is_empty()),
-        kind: text(call.get("type")),
-        name: text(function.and_then(|f| f.get("name"))).filter(|s| !s.is_empty()),
-        arguments,
+        index: call.index.0.and_then(|i| u32::try_from(i).ok()),
+        id: call.id.owned(true),
+        kind: call.kind.owned(false),
+        name: function.name.owned(true),
+        arguments: function.arguments.0.into_owned(),
     }
 }
 
-fn parse_token(entry: &Value) -> LogprobToken {
-    let text = match entry.get("token").and_then(Value::as_str) {
-        Some(t) => t.to_string(),
-        None => bytes_text(entry.get("bytes")).unwrap_or_default(),
+fn token(entry: WireToken<'_>) -> LogprobToken {
+    let logprob = logprob_of(entry.logprob, entry.prob);
+    let text = match entry.token.0 {
+        Some(t) => t.into_owned(),
+        None => bytes_text(entry.bytes).unwrap_or_default(),
     };
     let alternatives = entry
-        .get("top_logprobs")
-        .or_else(|| entry.get("top_probs"))
-        .and_then(Value::as_array)
-        .map(|list| list.iter().filter_map(parse_alternative).collect())
+        .top_logprobs
+        .or(entry.top_probs)
+        .and_then(|List(list)| list)
+        .map(|list| {
+            list.into_iter()
+                .filter_map(|Obj(a)| alternative(a))
+                .collect()
+        })
         .unwrap_or_default();
     LogprobToken {
         text,
-        logprob: logprob_of(entry),
+        logprob,
         top: normalise(alternatives),
     }
 }
 
-fn parse_alternative(entry: &Value) -> Option<Alternative> {
-    let token = match entry.get("token").and_then(Value::as_str) {
-        Some(t) => t.to_string(),
-        None => bytes_text(entry.get("bytes"))?,
+fn alternative(entry: WireToken<'_>) -> Option<Alternative> {
+    let logprob = logprob_of(entry.logprob, entry.prob);
+    let token = match entry.token.0 {
+        Some(t) => t.into_owned(),
+        None => bytes_text(entry.bytes)?,
     };
     Some(Alternative {
         token,
-        logprob: logprob_of(entry)?,
+        logprob: logprob?,
     })
 }
 
 /// `logprob`, or `ln(prob)` for llama.cpp's post-sampling shape; absent when null,
 /// non-finite or at vLLM's floor.
-fn logprob_of(entry: &Value) -> Option<f64> {
-    let lp = match entry.get("logprob").and_then(Value::as_f64) {
+fn logprob_of(logprob: Number, prob: Number) -> Option<f64> {
+    let lp = match logprob.0 {
         Some(lp) => lp,
         None => {
-            let p = entry.get("prob").and_then(Value::as_f64)?;
+            let p = prob.0?;
             if p <= 0.0 {
                 return None;
             }
@@ -168,11 +295,11 @@ fn logprob_of(entry: &Value) -> Option<f64> {
     (lp.is_finite() && lp > LOGPROB_FLOOR).then_some(lp.min(0.0))
 }
 
-fn bytes_text(bytes: Option<&Value>) -> Option<String> {
-    let bytes: Vec<u8> = bytes?
-        .as_array()?
-        .iter()
-        .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+fn bytes_text(bytes: List<Count>) -> Option<String> {
+    let bytes: Vec<u8> = bytes
+        .0?
+        .into_iter()
+        .map(|b| b.0.and_then(|b| u8::try_from(b).ok()))
         .collect::<Option<_>>()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -203,6 +330,58 @@ fn normalise(mut alternatives: Vec<Alternative>) -> Vec<Alternative> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The first token of a chunk whose only token entry is `entry`.
+    fn parse_token(entry: &Value) -> LogprobToken {
+        let chunk = json!({"choices": [{"logprobs": {"content": [entry]}}]});
+        let mut tokens = parse(&chunk).tokens.expect("tokens");
+        tokens.remove(0)
+    }
+
+    #[test]
+    fn bytes_and_value_read_the_same_with_odd_types_and_repeated_keys() {
+        let chunks = [
+            r#"{"choices": "x"}"#,
+            r#"{"choices": ["x", {"index": 0, "delta": {"content": "late"}}]}"#,
+            r#"{"choices": [{"index": 1.0, "delta": null, "message": {"content": "m"}}]}"#,
+            r#"{"choices": [{"message": {"content": "m", "tool_calls": {"id": "c", "function": {"name": "f", "arguments": {"b": [1, 2.5, true], "a": null}}}}}]}"#,
+            r#"{"choices": [{"delta": {"content": 7, "tool_calls": [3, {"index": -1, "type": "function", "id": ""}]}, "finish_reason": ""}]}"#,
+            r#"{"choices": [{"delta": {"content": "a\u00e9"}, "logprobs": {"content": [{"bytes": [97, 300], "logprob": 1, "top_logprobs": null, "top_probs": [{"token": "b", "prob": 0.5}]}, 5]}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 2}}"#,
+            r#"{"choices": [{"delta": {"content": "x", "content": "y"}}], "usage": 3, "error": null}"#,
+            r#"[1, 2]"#,
+        ];
+        for text in chunks {
+            let value: Value = serde_json::from_str(text).expect("json");
+            let typed = parse_json(text.as_bytes()).expect("chunk");
+            assert_eq!(typed, parse(&value), "{text}");
+        }
+        let repeated = parse_json(br#"{"choices": [{"delta": {"content": "x", "content": "y"}}]}"#)
+            .expect("chunk");
+        assert_eq!(repeated.content.as_deref(), Some("y"));
+        let arguments = parse_json(br#"{"choices": [{"delta": {"tool_calls": [{"function": {"arguments": {"b": 1, "a": [true]}}}]}}]}"#)
+            .expect("chunk");
+        assert_eq!(
+            arguments.tool_fragments[0].arguments,
+            serde_json::to_string(&json!({"b": 1, "a": [true]})).expect("text")
+        );
+    }
+
+    #[test]
+    fn text_without_escapes_is_borrowed_from_the_bytes() {
+        let parsed =
+            parse_json(br#"{"choices": [{"delta": {"content": "plain"}}]}"#).expect("chunk");
+        assert!(matches!(parsed.content, Some(Cow::Borrowed("plain"))));
+        let escaped =
+            parse_json(br#"{"choices": [{"delta": {"content": "a\nb"}}]}"#).expect("chunk");
+        assert_eq!(escaped.content.as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn malformed_json_is_a_protocol_fault_naming_the_chunk() {
+        let err = parse_json(b"{\"choices\": [").expect_err("malformed");
+        assert_eq!(err.kind(), "protocol");
+        assert!(err.to_string().contains("malformed chunk"), "{err}");
+    }
 
     #[test]
     fn post_sampling_probs_become_logprobs() {

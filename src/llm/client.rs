@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::decode::StreamDecoder;
 use super::error::LlmError;
 use super::request::{self, LogprobMode};
-use super::sse::SseBody;
+use super::sse::{Flow, SseBody};
 use super::transport;
 use super::types::{ChatRequest, Delta, Usage};
 use crate::config::ModelConfig;
@@ -71,7 +71,8 @@ impl Client {
     /// Like [`Client::new`] with the key given directly (`None` sends no key); for callers
     /// that hold a key from elsewhere, and for tests that must not touch the environment.
     pub fn with_api_key(cfg: &ModelConfig, api_key: Option<String>) -> Result<Client, LlmError> {
-        // async-openai would panic on a key that is not a valid header value.
+        // A key that is not a valid header value would only fail the first request, with an
+        // error about headers; say what is wrong with it here instead.
         if let Some(key) = &api_key
             && (key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()))
         {
@@ -293,6 +294,8 @@ impl Client {
             events,
             decoder,
             pending: first.into(),
+            decoded: Vec::new(),
+            failed: None,
             idle: self.idle(),
             secret: self.api_key.clone(),
             over: false,
@@ -350,6 +353,11 @@ struct Decoding {
     events: RawEvents,
     decoder: StreamDecoder,
     pending: VecDeque<Delta>,
+    /// The deltas of the last read, before they join `pending` (reused, so reading a chunk
+    /// allocates nothing for the list).
+    decoded: Vec<Delta>,
+    /// A fault met in the last read, reported once the deltas before it are out.
+    failed: Option<LlmError>,
     idle: Duration,
     /// The client's key, masked in errors raised mid-stream.
     secret: Option<String>,
@@ -362,31 +370,34 @@ impl Decoding {
             if let Some(d) = self.pending.pop_front() {
                 return Some((Ok(d), self));
             }
+            if let Some(e) = self.failed.take() {
+                return Some((Err(e), self));
+            }
             if self.over {
                 return None;
             }
-            let step = match tokio::time::timeout(self.idle, self.events.next()).await {
+            let decoder = &mut self.decoder;
+            let decoded = &mut self.decoded;
+            let mut on_data = |data: &[u8]| decoder.push_json(data, decoded);
+            let read = tokio::time::timeout(self.idle, self.events.read(&mut on_data)).await;
+            self.pending.extend(self.decoded.drain(..));
+            let step = match read {
                 Err(_) => Err(LlmError::Timeout {
                     message: format!("no chunk for {:.0} s", self.idle.as_secs_f64()),
                 }),
-                Ok(Some(Ok(chunk))) => self.decoder.push(&chunk),
-                Ok(Some(Err(e))) => Err(e),
-                Ok(None) => {
+                Ok(Ok(Flow::More)) => Ok(()),
+                Ok(Ok(Flow::Done)) => {
                     self.over = true;
-                    self.decoder.end()
+                    self.decoder.end().map(|end| self.pending.extend(end))
                 }
+                Ok(Err(e)) => Err(e),
             };
-            match step {
-                Ok(deltas) => self.pending.extend(deltas),
-                Err(e) => {
-                    self.over = true;
-                    self.pending.clear();
-                    let e = match &self.secret {
-                        Some(key) => e.redacted(key),
-                        None => e,
-                    };
-                    return Some((Err(e), self));
-                }
+            if let Err(e) = step {
+                self.over = true;
+                self.failed = Some(match &self.secret {
+                    Some(key) => e.redacted(key),
+                    None => e,
+                });
             }
         }
     }

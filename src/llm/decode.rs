@@ -3,6 +3,7 @@
 //! Pure and synchronous so that every server quirk can be checked without I/O; the client
 //! feeds it the chunks an SSE stream delivers and forwards what it returns.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -97,8 +98,21 @@ impl StreamDecoder {
         self.finished
     }
 
-    /// Deltas for one chunk, in order: tokens, completed tool calls, finish.
+    /// Deltas for one chunk already decoded into a `Value`, in order: tokens, completed
+    /// tool calls, finish.
     pub fn push(&mut self, value: &Value) -> Result<Vec<Delta>, LlmError> {
+        let mut out = Vec::new();
+        self.apply(chunk::parse(value), &mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes one chunk's JSON text (an SSE event's data) and appends its deltas to `out`:
+    /// the client's path, which reads the chunk without building a `Value` and reuses `out`.
+    pub fn push_json(&mut self, data: &[u8], out: &mut Vec<Delta>) -> Result<(), LlmError> {
+        self.apply(chunk::parse_json(data)?, out)
+    }
+
+    fn apply(&mut self, parsed: ParsedChunk<'_>, out: &mut Vec<Delta>) -> Result<(), LlmError> {
         let ParsedChunk {
             error,
             content,
@@ -106,17 +120,16 @@ impl StreamDecoder {
             tool_fragments,
             finish_reason,
             usage,
-        } = chunk::parse(value);
+        } = parsed;
         if let Some(error) = &error {
             return Err(LlmError::from_stream_error(error));
         }
-        let mut out = Vec::new();
-        self.tokens(tokens, content, &mut out);
+        self.tokens(tokens, content, out);
         for fragment in tool_fragments {
-            self.fragment(fragment, &mut out);
+            self.fragment(fragment, out);
         }
         if let Some(reason) = finish_reason {
-            self.flush_calls(&mut out);
+            self.flush_calls(out);
             self.finished = true;
             out.push(Delta::Finish(reason));
         }
@@ -124,7 +137,7 @@ impl StreamDecoder {
             // Cumulative where servers repeat it (vLLM's continuous usage): keep the last.
             self.usage = Some(usage);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Deltas at the end of the stream: calls still open, then usage. A stream that ends
@@ -149,7 +162,7 @@ impl StreamDecoder {
     fn tokens(
         &mut self,
         tokens: Option<Vec<LogprobToken>>,
-        content: Option<String>,
+        content: Option<Cow<'_, str>>,
         out: &mut Vec<Delta>,
     ) {
         match tokens {
@@ -184,7 +197,7 @@ impl StreamDecoder {
                     self.text.push_str(&text);
                 }
                 out.push(Delta::Token {
-                    text,
+                    text: text.into_owned(),
                     logprob: None,
                     top: Vec::new(),
                 });

@@ -3,7 +3,8 @@
 //!
 //! Requests are plain reqwest POSTs with our own body ([`request`]), sent exactly once
 //! ([`transport`] reads error answers); the body is read as SSE on demand with a line cap
-//! ([`sse`]) and decoded leniently ([`chunk`], [`decode`]). The quirks of real servers
+//! ([`sse`]) and each chunk decoded leniently into typed structs that borrow from it
+//! ([`chunk`], [`lenient`], [`decode`]). The quirks of real servers
 //! this tolerates, each covered by a test in `tests/llm/`:
 //!
 //! - OpenAI: `top_logprobs: []` at k = 0, `logprobs: null` on the final chunk, a final
@@ -32,6 +33,7 @@ pub mod decode;
 pub mod doctor;
 pub mod error;
 pub mod keys;
+pub mod lenient;
 pub mod request;
 pub mod sse;
 pub mod textcall;

@@ -2,8 +2,13 @@
 //!
 //! Built as a `serde_json::Value` rather than async-openai's typed request because servers
 //! need fields the typed request does not have (llama.cpp's `n_probs`, vLLM's
-//! `repetition_penalty` from `[junior.extra]`), and with `byot` the body is ours anyway.
+//! `repetition_penalty` from `[junior.extra]`); the parts OpenAI's API defines the same way
+//! for every server (tool definitions, stream options) are async-openai's types, so their
+//! shape follows OpenAI's specification rather than our reading of it.
 
+use async_openai::types::chat::{
+    ChatCompletionStreamOptions, ChatCompletionTool, ChatCompletionTools, FunctionObject,
+};
 use serde_json::{Map, Value, json};
 
 use super::types::{ChatRequest, Message};
@@ -55,24 +60,33 @@ pub fn body(cfg: &ModelConfig, req: &ChatRequest, mode: LogprobMode) -> Value {
     } else {
         body.insert("messages".into(), json!(text_messages(&req.messages)));
     }
-    // byot: async-openai sends the body as is, so streaming must be asked for here.
     body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
+    // The final usage chunk is what the cost line and the token budget count.
+    let stream_options = ChatCompletionStreamOptions {
+        include_usage: Some(true),
+        include_obfuscation: None,
+    };
+    body.insert("stream_options".into(), json!(stream_options));
     body.insert("temperature".into(), json!(f32_as_written(cfg.temperature)));
     if let Some(max) = cfg.max_tokens {
         body.insert("max_tokens".into(), json!(max));
     }
     if sends_tools && !req.tools.is_empty() {
-        let tools: Vec<Value> = req
+        let tools: Vec<ChatCompletionTools> = req
             .tools
             .iter()
             .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters,
-                }})
+                ChatCompletionTools::Function(ChatCompletionTool {
+                    function: FunctionObject {
+                        name: t.name.clone(),
+                        description: Some(t.description.clone()),
+                        parameters: Some(t.parameters.clone()),
+                        strict: None,
+                    },
+                })
             })
             .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), json!(tools));
     }
     if cfg.tool_protocol.constrains_reply() && !req.tools.is_empty() {
         body.insert(

@@ -1,6 +1,7 @@
 //! The streaming client against the scripted server over loopback.
 
 mod broken;
+mod burst;
 mod cancel;
 mod common;
 mod doctor;

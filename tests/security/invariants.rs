@@ -8,6 +8,7 @@ use std::path::Path;
 use handoff::llm::Delta;
 use handoff::llm::chunk::LOGPROB_FLOOR;
 use handoff::llm::decode::StreamDecoder;
+use handoff::llm::sse::{Flow, SseReader};
 use handoff::log::LogReader;
 use handoff::log::reader::Damage;
 use handoff::protocol::Event;
@@ -20,43 +21,24 @@ pub struct Decoded {
     pub error: Option<String>,
 }
 
-/// Frames `input` as server-sent events (events split by blank lines, `data:` lines
-/// joined), feeds every JSON payload to a [`StreamDecoder`] until `[DONE]` or an error, ends
-/// the stream, and checks what came out.
-///
-/// The framing is the format's, not the client's (async-openai's eventsource parser does
-/// that job in production); what is under test is everything after it.
+/// Reads `input` as the client reads a response body (the client's own SSE reader, then
+/// each event's data decoded into deltas) until `[DONE]`, an error or the end, ends the
+/// stream, and checks what came out.
 pub fn sse_stream(input: &[u8], logprobs_requested: bool, top_k: usize) -> Decoded {
-    let text = String::from_utf8_lossy(input);
+    let mut reader = SseReader::default();
     let mut decoder = StreamDecoder::new(logprobs_requested, top_k);
     let mut out = Decoded::default();
-    for event in text.split("\n\n") {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        if data.is_empty() {
-            continue;
-        }
-        let payload = data.join("\n");
-        if payload.trim() == "[DONE]" {
-            break;
-        }
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&payload) else {
-            // The client reports a malformed chunk as a protocol fault; nothing to decode.
-            out.error = Some("malformed".into());
-            return out;
-        };
-        match decoder.push(&value) {
-            Ok(deltas) => out.deltas.extend(deltas),
-            Err(e) => {
-                assert!(e.retryable() || e.kind() == "protocol", "{e:?}");
-                out.error = Some(e.to_string());
-                check_deltas(&out.deltas, top_k);
-                return out;
-            }
-        }
+    let mut on_data = |data: &[u8]| decoder.push_json(data, &mut out.deltas);
+    let read = match reader.feed(input, &mut on_data) {
+        Ok(Flow::More) => reader.end(&mut on_data),
+        other => other,
+    };
+    if let Err(e) = read {
+        // A malformed chunk is a protocol fault; an error inside the stream may be retryable.
+        assert!(e.retryable() || e.kind() == "protocol", "{e:?}");
+        out.error = Some(e.to_string());
+        check_deltas(&out.deltas, top_k);
+        return out;
     }
     let was_finished = decoder.finished();
     match decoder.end() {

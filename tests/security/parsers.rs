@@ -146,6 +146,15 @@ proptest! {
     }
 
     #[test]
+    fn a_chunk_read_from_its_bytes_says_what_its_value_says(c in chunk()) {
+        let bytes = serde_json::to_vec(&c).expect("encode");
+        let typed = handoff::llm::chunk::parse_json(&bytes).expect("a chunk");
+        // The value read back from the same bytes: text does not round-trip every float.
+        let value: Value = serde_json::from_slice(&bytes).expect("decode");
+        prop_assert_eq!(typed, handoff::llm::chunk::parse(&value));
+    }
+
+    #[test]
     fn raw_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
         sse_stream(&bytes, true, 5);
     }
