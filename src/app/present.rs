@@ -5,30 +5,11 @@ use crate::analysis::replay::Rescoring;
 use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
 
 fn actor(a: Actor) -> &'static str {
-    match a {
-        Actor::Junior => "junior",
-        Actor::Senior => "senior",
-    }
+    a.name()
 }
 
 fn route(r: Route) -> &'static str {
-    match r {
-        Route::Senior => "senior",
-        Route::Operator => "operator",
-    }
-}
-
-/// A wire enum's name as logs and `--json` spell it (`threshold`, `self_ask`, `aborted`):
-/// the one word a person reads for it everywhere.
-fn wire_name<T: serde::Serialize + std::fmt::Debug>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_else(|| format!("{value:?}"))
-}
-
-fn reason_name(r: crate::protocol::EscalationReason) -> String {
-    wire_name(&r)
+    r.name()
 }
 
 /// The text `exec` and `demo` print when a session ends (`--json` prints the summary
@@ -36,7 +17,7 @@ fn reason_name(r: crate::protocol::EscalationReason) -> String {
 pub fn summary_text(summary: &super::headless::Summary) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let _ = writeln!(out, "outcome      {}", wire_name(&summary.outcome));
+    let _ = writeln!(out, "outcome      {}", summary.outcome.name());
     let _ = writeln!(out, "steps        {}", summary.steps);
     for e in &summary.escalations {
         let _ = writeln!(
@@ -44,7 +25,7 @@ pub fn summary_text(summary: &super::headless::Summary) -> String {
             "escalation   step {} → {} ({}{}) B_t {:.3} < τ_t {:.3}",
             e.step,
             route(e.route),
-            reason_name(e.reason),
+            e.reason.name(),
             if e.shadow { ", shadow" } else { "" },
             e.belief,
             e.threshold
@@ -126,7 +107,7 @@ pub fn event_line(e: &Event) -> Option<String> {
             "{}escalation → {} ({}): B_t {belief:.3} < τ_t {threshold:.3}",
             if *shadow { "[shadow] " } else { "" },
             route(*r),
-            reason_name(*reason)
+            reason.name()
         ),
         Event::OperatorAsked {
             question, options, ..
@@ -247,7 +228,7 @@ pub fn replay_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)
             } => out.push_str(&format!(
                 "  log: step {step} tick {tick}: escalated to {} ({}{}) B {belief:.3} < τ {threshold:.3}\n",
                 route(*r),
-                reason_name(*reason),
+                reason.name(),
                 if *shadow { ", shadow" } else { "" }
             )),
             Event::SeniorReturned { tick, .. } => {
@@ -257,7 +238,7 @@ pub fn replay_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)
                 outcome, ticks, ..
             } => out.push_str(&format!(
                 "  log: ended {} after {ticks} ticks\n",
-                wire_name(outcome)
+                outcome.name()
             )),
             _ => {}
         }

@@ -13,7 +13,6 @@ use super::features::{FeatureModel, FeatureState};
 use super::likelihood::Likelihood;
 use super::signals::TokenSignals;
 use super::threshold::Threshold;
-use crate::protocol::Alternative;
 use crate::protocol::{EvidenceTerm, Observation, SignalKind, StepFacts};
 
 /// At most three token terms and nine step terms can land on one tick.
@@ -191,19 +190,6 @@ impl Judge {
         self.belief.add_token(signals);
     }
 
-    /// One junior token straight from the stream: computes its signals, observes them and
-    /// returns them (so the caller can log or record the same numbers).
-    pub fn observe_logprobs(
-        &mut self,
-        chosen: &str,
-        logprob: Option<f64>,
-        top: &[Alternative],
-    ) -> TokenSignals {
-        let signals = TokenSignals::from_alternatives(chosen, logprob, top);
-        self.observe_token(&signals);
-        signals
-    }
-
     /// The facts of a finished step, at the current tick (the step's last token).
     ///
     /// The terms then hold only this step's evidence, so a log records every step's facts
@@ -223,11 +209,6 @@ impl Judge {
     /// Back to the prior, keeping the clock (compute already spent stays spent).
     pub fn reset(&mut self) {
         self.belief.reset();
-    }
-
-    /// Replace the threshold (e.g. a schedule solved after the session started).
-    pub fn set_threshold(&mut self, threshold: Threshold) {
-        self.threshold = threshold;
     }
 
     pub fn tick(&self) -> u64 {
@@ -350,7 +331,8 @@ mod tests {
     #[test]
     fn missing_logprobs_advance_the_clock_only() {
         let mut j = Judge::new(small(), Threshold::Constant(0.5));
-        let s = j.observe_logprobs("x", None, &[]);
+        let s = TokenSignals::from_alternatives("x", None, &[]);
+        j.observe_token(&s);
         assert!(s.is_empty());
         assert_eq!(j.tick(), 1);
         assert!((j.belief() - 0.6).abs() < 1e-12);

@@ -86,10 +86,6 @@ impl Policy {
         }
         config
     }
-
-    pub fn is_baseline(&self) -> bool {
-        matches!(self, Policy::JuniorOnly | Policy::SeniorOnly)
-    }
 }
 
 /// Parses `threshold=FROM:TO:STEP` into constant-threshold policies, FROM and TO included.

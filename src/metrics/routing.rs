@@ -138,11 +138,6 @@ impl PgrCurve {
             (g1 >= target).then(|| x0 + (target - g0) / (g1 - g0) * (x1 - x0))
         })
     }
-
-    /// Money per session at normalised cost `x`, to print CPT in the units people pay in.
-    pub fn cost_at(&self, x: f64) -> f64 {
-        self.junior.cost + x * (self.senior.cost - self.junior.cost)
-    }
 }
 
 #[cfg(test)]
@@ -181,7 +176,6 @@ mod tests {
         let curve = PgrCurve::new(pt(1.0, 0.4), pt(3.0, 0.8), &[pt(2.0, 0.6)]).expect("gap");
         assert!((curve.apgr() - 0.5).abs() < 1e-12);
         assert!((curve.cpt(0.5).expect("reached") - 0.5).abs() < 1e-12);
-        assert!((curve.cost_at(0.5) - 2.0).abs() < 1e-12);
     }
 
     #[test]

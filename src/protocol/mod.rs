@@ -7,6 +7,7 @@
 
 pub mod event;
 pub mod evidence;
+mod words;
 
 pub use event::*;
 pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};

@@ -9,7 +9,7 @@ use super::status::Ledger;
 use super::steps::Steps;
 use super::text::{TLine, Tone};
 use super::transcript::{ToolEntry, Transcript};
-use crate::protocol::{Actor, EscalationReason, Event, Outcome, Route, Stamped};
+use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
 
 /// What `SessionStarted` said about the session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -147,7 +147,7 @@ impl AppState {
                 self.steps.start(*step, *actor);
                 self.competence.on_step_start();
                 self.transcript.push_note(TLine::of(
-                    format!("── step {step} · {} ──", actor_name(*actor)),
+                    format!("── step {step} · {} ──", actor.name()),
                     Tone::Dim,
                 ));
             }
@@ -346,7 +346,7 @@ impl AppState {
                 self.transcript.push_note(TLine::of(
                     format!(
                         "! {} fault {kind}: {message} (attempt {attempt}, {next})",
-                        actor_name(*actor)
+                        actor.name()
                     ),
                     Tone::Warn,
                 ));
@@ -414,17 +414,7 @@ impl AppState {
             }
             self.ledger.route_now = Some(route);
         }
-        let reason = match reason {
-            EscalationReason::Threshold => "B_t < τ_t",
-            EscalationReason::Forced => "forced by the operator",
-            EscalationReason::SelfAsk => "the junior asked",
-            EscalationReason::Fault => "the junior's endpoint failed",
-            EscalationReason::Stuck => "the junior is stuck",
-        };
-        let route = match route {
-            Route::Senior => "senior",
-            Route::Operator => "operator",
-        };
+        let (route, reason) = (route.name(), reason.explain());
         let shadow = if shadow {
             " [shadow: not handed off]"
         } else {
@@ -460,19 +450,7 @@ impl AppState {
     }
 }
 
-fn actor_name(actor: Actor) -> &'static str {
-    match actor {
-        Actor::Junior => "junior",
-        Actor::Senior => "senior",
-    }
-}
-
 /// The outcome's name as written in logs.
 pub fn outcome_name(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Success => "success",
-        Outcome::Failure => "failure",
-        Outcome::Aborted => "aborted",
-        Outcome::Unlabelled => "unlabelled",
-    }
+    outcome.name()
 }

@@ -51,20 +51,6 @@ pub struct RunArgs {
     pub timeout_s: Option<u64>,
 }
 
-/// Arguments of `ask_operator`, for the agent loop.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct AskOperatorArgs {
-    pub question: String,
-    #[serde(default)]
-    pub options: Option<Vec<String>>,
-}
-
-/// Arguments of `finish`, for the agent loop.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct FinishArgs {
-    pub summary: String,
-}
-
 /// Parses `arguments` for `tool`. An empty string or `null` is read as `{}` (some servers
 /// send that for calls without arguments).
 pub fn parse_args<T: DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, ToolFailure> {

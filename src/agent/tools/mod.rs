@@ -25,7 +25,7 @@ use crate::agent::confine::{ConfineError, Confinement};
 use crate::config::AgentConfig;
 use crate::protocol::SignalKind;
 
-pub use args::{AskOperatorArgs, FinishArgs, parse_args};
+pub use args::parse_args;
 pub use spec::{ASK_OPERATOR, FINISH, TOOL_NAMES, specs};
 
 /// What kind of result a tool call had; the judge maps some of these to step evidence.

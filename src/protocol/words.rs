@@ -1,0 +1,112 @@
+//! The words a person reads for the protocol's enums: the same lowercase names the log and
+//! `--json` use, so the TUI, the headless trace, `exec`'s summary and replay say one thing
+//! for one fact. Front ends add glyphs and colour; the words come from here.
+
+use std::fmt;
+
+use super::event::{Actor, EscalationReason, Outcome, Route};
+
+impl Actor {
+    pub fn name(self) -> &'static str {
+        match self {
+            Actor::Junior => "junior",
+            Actor::Senior => "senior",
+        }
+    }
+}
+
+impl Route {
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Senior => "senior",
+            Route::Operator => "operator",
+        }
+    }
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+            Outcome::Aborted => "aborted",
+            Outcome::Unlabelled => "unlabelled",
+        }
+    }
+}
+
+impl EscalationReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            EscalationReason::Threshold => "threshold",
+            EscalationReason::Forced => "forced",
+            EscalationReason::SelfAsk => "self_ask",
+            EscalationReason::Fault => "fault",
+            EscalationReason::Stuck => "stuck",
+        }
+    }
+
+    /// Why, in a few words, for a person watching the session.
+    pub fn explain(self) -> &'static str {
+        match self {
+            EscalationReason::Threshold => "B_t < τ_t",
+            EscalationReason::Forced => "forced by the operator",
+            EscalationReason::SelfAsk => "the junior asked",
+            EscalationReason::Fault => "the junior's endpoint failed",
+            EscalationReason::Stuck => "the junior is stuck",
+        }
+    }
+}
+
+macro_rules! display_by_name {
+    ($($t:ty),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    )*};
+}
+
+display_by_name!(Actor, Route, Outcome, EscalationReason);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words are the wire names: a person reading the screen and a script reading the
+    /// log see the same name.
+    #[test]
+    fn names_are_the_serde_names() {
+        fn wire<T: serde::Serialize>(v: T) -> String {
+            serde_json::to_value(v)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        }
+        for a in [Actor::Junior, Actor::Senior] {
+            assert_eq!(a.to_string(), wire(a));
+        }
+        for r in [Route::Senior, Route::Operator] {
+            assert_eq!(r.to_string(), wire(r));
+        }
+        for o in [
+            Outcome::Success,
+            Outcome::Failure,
+            Outcome::Aborted,
+            Outcome::Unlabelled,
+        ] {
+            assert_eq!(o.to_string(), wire(o));
+        }
+        for e in [
+            EscalationReason::Threshold,
+            EscalationReason::Forced,
+            EscalationReason::SelfAsk,
+            EscalationReason::Fault,
+            EscalationReason::Stuck,
+        ] {
+            assert_eq!(e.to_string(), wire(e));
+            assert!(!e.explain().is_empty());
+        }
+    }
+}
