@@ -748,6 +748,12 @@ fn print_summary(summary: &handoff::app::headless::Summary, json: bool) -> anyho
         "ask          tp {} fp {} fn {}",
         summary.ask.tp, summary.ask.fp, summary.ask.fn_
     );
+    if summary.protected_touched > 0 {
+        println!(
+            "protected    {} step(s) tried to change protected files (undone)",
+            summary.protected_touched
+        );
+    }
     println!("log          {}", summary.log);
     Ok(())
 }

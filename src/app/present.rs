@@ -16,6 +16,27 @@ fn route(r: Route) -> &'static str {
     }
 }
 
+/// The one line of a `protected_touched` event: which protected files the step tried to
+/// change, and what became of each.
+fn protected_line(
+    step: u32,
+    refused: &[String],
+    restored: &[String],
+    unrestored: &[String],
+) -> String {
+    let mut parts = Vec::new();
+    for (what, paths) in [
+        ("refused", refused),
+        ("restored", restored),
+        ("NOT restored", unrestored),
+    ] {
+        if !paths.is_empty() {
+            parts.push(format!("{what} {}", paths.join(", ")));
+        }
+    }
+    format!("step {step} touched protected files: {}", parts.join("; "))
+}
+
 /// `None` for events too fine-grained to print one line each (tokens, beliefs, costs).
 pub fn event_line(e: &Event) -> Option<String> {
     Some(match e {
@@ -132,6 +153,12 @@ pub fn event_line(e: &Event) -> Option<String> {
             if *paused { "paused" } else { "running" },
             if *shadow { ", shadow mode" } else { "" }
         ),
+        Event::ProtectedTouched {
+            step,
+            refused,
+            restored,
+            unrestored,
+        } => protected_line(*step, refused, restored, unrestored),
         Event::Warning { kind, message } => format!("warning ({kind}): {message}"),
         Event::SessionEnded {
             outcome,
