@@ -7,4 +7,5 @@ mod control;
 mod exec_binary;
 mod local_only;
 mod loop_cases;
+mod protect;
 mod protocol;
