@@ -497,7 +497,10 @@ mod tests {
     #[test]
     fn a_bad_protected_glob_is_named_with_its_line() {
         let msg = err("[agent]\nmax_steps = 3\nprotected = [\"tests/[a\"]\n");
-        assert!(msg.contains("protected") && msg.contains("line 3"), "{msg}");
+        assert!(
+            msg.contains("agent.protected") && msg.contains("c.toml:3"),
+            "{msg}"
+        );
         let msg = err("[agent]\nprotected = [\"/etc/passwd\"]\n");
         assert!(msg.contains("relative to the repository"), "{msg}");
         let ok = Config::parse("[agent]\nprotected = [\"spec/**\"]\n", "c.toml").expect("ok");
