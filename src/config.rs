@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub mod protected;
 mod validate;
 
 /// The documented example, also written by `handoff init`.
@@ -266,6 +267,9 @@ pub struct AgentConfig {
     /// Earlier identical moves (the same call on the same work tree, or the same reply)
     /// after which the session hands off with reason `stuck`; 0 turns the rule off.
     pub stuck_after: u32,
+    /// Globs of files no tool may change (the check's tests); `None`: the defaults of
+    /// [`protected::DEFAULT_PROTECTED`] plus the files `check` names; `Some([])`: none.
+    pub protected: Option<Vec<String>>,
 }
 
 /// Paths that override the embedded system prompts.
@@ -380,6 +384,7 @@ impl Default for AgentConfig {
             max_argument_bytes: 1024 * 1024,
             max_repairs: 2,
             stuck_after: 3,
+            protected: None,
         }
     }
 }
@@ -487,6 +492,19 @@ mod tests {
     fn the_example_parses_to_the_defaults() {
         let parsed = Config::parse(EXAMPLE, "config.example.toml").expect("example parses");
         assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn a_bad_protected_glob_is_named_with_its_line() {
+        let msg = err("[agent]\nmax_steps = 3\nprotected = [\"tests/[a\"]\n");
+        assert!(
+            msg.contains("agent.protected") && msg.contains("c.toml:3"),
+            "{msg}"
+        );
+        let msg = err("[agent]\nprotected = [\"/etc/passwd\"]\n");
+        assert!(msg.contains("relative to the repository"), "{msg}");
+        let ok = Config::parse("[agent]\nprotected = [\"spec/**\"]\n", "c.toml").expect("ok");
+        assert_eq!(ok.agent.protected, Some(vec!["spec/**".to_string()]));
     }
 
     #[test]

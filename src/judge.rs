@@ -8,7 +8,8 @@
 //! "why" of an escalation).
 
 use crate::competence::{
-    Calibration, Judge, Reading, RouteCost, StepFacts, StopCosts, Threshold, TokenSignals,
+    Calibration, Judge, Observation, Reading, RouteCost, StepFacts, StopCosts, Threshold,
+    TokenSignals,
 };
 use crate::config::{Config, RouteMode, ThresholdKind};
 use crate::protocol::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
@@ -169,11 +170,15 @@ impl SessionJudge {
         self.judge.reading()
     }
 
-    /// The facts of a finished junior step; the step's "why" starts afresh with the next
-    /// evidence (an escalation decided on this step still names them).
-    pub fn step(&mut self, facts: &StepFacts) -> Reading {
+    /// The facts of a finished junior step — the always-logged ones and the present sparse
+    /// ones (`sparse`, see [`SignalKind::is_sparse`]); the step's "why" starts afresh with
+    /// the next evidence (an escalation decided on this step still names them).
+    pub fn step(&mut self, facts: &StepFacts, sparse: &[SignalKind]) -> Reading {
         self.new_step_if_ended();
         self.judge.observe_step(facts);
+        for &signal in sparse.iter().filter(|s| s.is_sparse()) {
+            self.judge.observe(Observation { signal, value: 1.0 });
+        }
         self.remember_terms();
         self.step_ended = true;
         self.judge.reading()

@@ -86,14 +86,24 @@ impl RootDir {
     /// Writes `bytes` to `rel` atomically, creating missing parent directories; an
     /// existing file keeps its permission bits.
     pub fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.write_atomic_mode(rel, bytes, None)
+    }
+
+    /// As [`RootDir::write_atomic`], with the permission bits `mode` when given (putting a
+    /// file back exactly as it was, executable bit included).
+    pub fn write_atomic_mode(&self, rel: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
         let (parent, name) =
             split(rel).ok_or_else(|| io::Error::other("cannot write the repository root"))?;
         let dir = self.create_dirs(parent)?;
         let name_c = cstring(name)?;
-        let mode = stat_at(&dir, &name_c)?.map(|st| st.st_mode);
-        if mode.is_some_and(|m| m & libc::S_IFMT == libc::S_IFDIR) {
+        let existing = stat_at(&dir, &name_c)?.map(|st| st.st_mode);
+        if existing.is_some_and(|m| m & libc::S_IFMT == libc::S_IFDIR) {
             return Err(io::Error::other("is a directory"));
         }
+        let mode = match mode {
+            Some(bits) => Some(libc::S_IFREG | (bits & 0o7777)),
+            None => existing,
+        };
         let tmp_name = temp_name();
         let tmp_c = cstring(OsStr::new(&tmp_name))?;
         // SAFETY: openat on our directory fd; O_EXCL|O_NOFOLLOW create a new file only.

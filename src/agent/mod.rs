@@ -10,6 +10,7 @@ pub mod history;
 pub mod inbox;
 pub mod proctree;
 pub mod prompts;
+pub mod protect;
 pub mod reply;
 pub mod retry;
 pub mod sandbox;

@@ -18,7 +18,9 @@ use crate::competence::{Gate, StepFacts, Verdict};
 use crate::config::{Config, HandoffMode, RouteMode};
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message, ToolCall};
-use crate::protocol::{Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route};
+use crate::protocol::{
+    Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route, SignalKind,
+};
 use crate::repo::Repo;
 use crate::router::{self, Question};
 
@@ -365,15 +367,21 @@ impl Session<'_> {
                 let acted =
                     step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
                 let mut after = After::Continue;
+                let mut refused = Vec::new();
                 let (ok, output, mut facts, wrote) = match acted {
                     Acted::Ran {
                         ok,
                         output,
                         facts,
                         wrote,
-                    } => (ok, output, facts, wrote),
+                        refused: paths,
+                    } => {
+                        refused = paths;
+                        (ok, output, facts, wrote)
+                    }
                     Acted::Finish => {
-                        after = After::End(step::run_check(&self.env, &self.emitter).await);
+                        let label = step::run_check(&self.env, &self.emitter, step).await;
+                        after = After::End(label);
                         (true, "finished".to_string(), StepFacts::default(), None)
                     }
                     Acted::Ask { question, options } => {
@@ -402,25 +410,22 @@ impl Session<'_> {
                 facts.repeats = repeats;
                 self.ledger.tool(&name, &output, wrote.as_deref());
                 let last = self.last_checkpoint.as_deref();
-                let report = step::record(
-                    &self.env,
-                    &self.emitter,
-                    step,
-                    call,
-                    extra,
+                let ran = step::Ran {
                     ok,
                     output,
                     facts,
-                    last,
-                )
-                .await;
+                    refused,
+                };
+                let report =
+                    step::record(&self.env, &self.emitter, step, (call, extra), ran, last).await;
                 (report, Some(name), ok, after, repeats)
             }
         };
         self.last_checkpoint.clone_from(&report.checkpoint);
         let acted = tool.is_some();
+        let facts = (&report.facts, report.sparse.as_slice());
         let verdict = self
-            .end_step(actor, tool, ok, &report.facts, report.checkpoint.clone())
+            .end_step(actor, tool, ok, facts, report.checkpoint.clone())
             .await;
         // The conversation of whoever acted gets the turn and its tool results.
         let history = match &mut self.senior_history {
@@ -478,7 +483,7 @@ impl Session<'_> {
         actor: Actor,
         tool: Option<String>,
         ok: bool,
-        facts: &StepFacts,
+        (facts, sparse): (&StepFacts, &[SignalKind]),
         checkpoint: Option<String>,
     ) -> Verdict {
         let step = self.step;
@@ -497,7 +502,7 @@ impl Session<'_> {
                 .await;
             return Verdict::Continue;
         }
-        let reading = self.watch.step(facts);
+        let reading = self.watch.step(facts, sparse);
         let terms = self.watch.last_terms().to_vec();
         if !terms.is_empty() {
             self.emitter.emit(self.watch.belief_event(&reading)).await;

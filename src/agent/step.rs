@@ -8,7 +8,7 @@
 
 use crate::config::{Approval, Config};
 use crate::llm::types::{Message, ToolCall};
-use crate::protocol::{Actor, Event, Outcome};
+use crate::protocol::{Actor, Event, Outcome, SignalKind};
 use crate::repo::Repo;
 
 use super::emitter::Emitter;
@@ -49,6 +49,8 @@ pub(crate) enum Acted {
         facts: StepFacts,
         /// The path the call wrote to, if it wrote one.
         wrote: Option<String>,
+        /// Protected paths a file tool refused to change.
+        refused: Vec<String>,
     },
     /// `finish`: the loop runs the check.
     Finish,
@@ -138,6 +140,7 @@ pub(crate) async fn act(
                 output: why,
                 facts: StepFacts::default(),
                 wrote: None,
+                refused: Vec::new(),
             };
         }
         Approved::Escalate => return Acted::Escalate,
@@ -161,6 +164,7 @@ pub(crate) async fn act(
         output: out.output,
         facts,
         wrote,
+        refused: out.protected,
     }
 }
 
@@ -174,23 +178,50 @@ pub(crate) struct StepReport {
     pub summary: String,
     /// The checkpoint after the step (the previous one when nothing could be taken).
     pub checkpoint: Option<String>,
+    /// Present step facts logged only when present ([`SignalKind::is_sparse`]).
+    pub sparse: Vec<SignalKind>,
 }
 
-/// The result of a call that ran: logs it, answers every call of the reply, and takes the
-/// checkpoint that says whether the work tree changed.
-#[allow(clippy::too_many_arguments)]
+/// What a call that ran left for [`record`]: its result, its facts, and the protected
+/// paths a file tool refused.
+pub(crate) struct Ran {
+    pub ok: bool,
+    pub output: String,
+    pub facts: StepFacts,
+    pub refused: Vec<String>,
+}
+
+/// The result of a call that ran: puts back any protected file the step changed, logs the
+/// result, answers every call of the reply, and takes the checkpoint that says whether the
+/// work tree changed (after the restore, so the checkpoint holds the start's tests).
 pub(crate) async fn record(
     env: &StepEnv<'_>,
     emitter: &Emitter,
     step: u32,
-    call: &ToolCall,
-    extra: &[ToolCall],
-    ok: bool,
-    output: String,
-    mut facts: StepFacts,
+    (call, extra): (&ToolCall, &[ToolCall]),
+    ran: Ran,
     last_checkpoint: Option<&str>,
 ) -> StepReport {
+    let Ran {
+        ok,
+        mut output,
+        mut facts,
+        refused,
+    } = ran;
     let name = call.function.name.as_str();
+    let restored = env.workspace.restore_protected();
+    if !restored.is_empty() {
+        output = format!(
+            "{output}\nnote: this changed protected files (agent.protected), which were put back as they were at the start: {}. The check runs on them as they were; fix the code under test instead.",
+            restored
+                .restored
+                .iter()
+                .chain(&restored.failed)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     emitter
         .emit(Event::ToolResulted {
             step,
@@ -200,6 +231,17 @@ pub(crate) async fn record(
             output: output.clone(),
         })
         .await;
+    let touched = !refused.is_empty() || !restored.is_empty();
+    if touched {
+        emitter
+            .emit(Event::ProtectedTouched {
+                step,
+                refused,
+                restored: restored.restored,
+                unrestored: restored.failed,
+            })
+            .await;
+    }
     let summary = format!("{name}: {}", first_line(&output));
     let mut replies = vec![Message::tool(call.id.clone(), output)];
     for c in extra {
@@ -216,6 +258,11 @@ pub(crate) async fn record(
         replies,
         summary,
         checkpoint: taken.or_else(|| last_checkpoint.map(str::to_string)),
+        sparse: if touched {
+            vec![SignalKind::TouchedProtected]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -240,6 +287,7 @@ pub(crate) fn unusable(
             Unusable::Malformed => "wrote a tool call that could not be used".into(),
         },
         checkpoint: last_checkpoint.map(str::to_string),
+        sparse: Vec::new(),
     }
 }
 
@@ -254,14 +302,37 @@ fn first_line(s: &str) -> String {
 }
 
 /// Runs `agent.check` and turns its exit status into the session's label.
-pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter) -> Outcome {
+///
+/// The protected files are put back first, whatever happened before, so the check judges
+/// the code against the tests as they were at the start; if one cannot be put back, the
+/// check does not run and the session is a failure (a pass could not be trusted).
+pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter, step: u32) -> Outcome {
     let Some(command) = env.config.agent.check.clone() else {
         return Outcome::Unlabelled;
     };
-    let spec = env.workspace.check_command(&command);
-    let (exit_code, output_tail, passed) = match run_shell(&spec).await {
-        Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),
-        Err(e) => (None, e.to_string(), false),
+    let restored = env.workspace.restore_protected();
+    if !restored.is_empty() {
+        emitter
+            .emit(Event::ProtectedTouched {
+                step,
+                refused: Vec::new(),
+                restored: restored.restored,
+                unrestored: restored.failed.clone(),
+            })
+            .await;
+    }
+    let (exit_code, output_tail, passed) = if restored.failed.is_empty() {
+        let spec = env.workspace.check_command(&command);
+        match run_shell(&spec).await {
+            Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),
+            Err(e) => (None, e.to_string(), false),
+        }
+    } else {
+        let why = format!(
+            "not run: protected files could not be put back: {}",
+            restored.failed.join("; ")
+        );
+        (None, why, false)
     };
     emitter
         .emit(Event::CheckRan {

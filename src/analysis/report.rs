@@ -142,6 +142,9 @@ pub struct Report {
     pub outcomes: OutcomeCounts,
     pub censored: usize,
     pub shadow_sessions: usize,
+    /// Sessions in which the model tried to change a protected file (`agent.protected`):
+    /// how often the junior went for the test instead of the code.
+    pub protected_touched_sessions: usize,
     pub escalations_senior: RouteEscalations,
     pub escalations_operator: RouteEscalations,
     pub earliness: Earliness,
@@ -252,6 +255,7 @@ impl Report {
             outcomes,
             censored: sessions.iter().filter(|s| s.censored).count(),
             shadow_sessions: sessions.iter().filter(|s| s.shadow).count(),
+            protected_touched_sessions: sessions.iter().filter(|s| s.protected_touched > 0).count(),
             escalations_senior: route_escalations(sessions, Route::Senior),
             escalations_operator: route_escalations(sessions, Route::Operator),
             earliness: Earliness::of(
@@ -280,6 +284,12 @@ impl Report {
             "{} sessions from {} files ({} shadow, {} censored)\n\n",
             self.sessions, self.files, self.shadow_sessions, self.censored
         ));
+        if self.protected_touched_sessions > 0 {
+            out.push_str(&format!(
+                "{} session(s) tried to change protected files (refused or undone; labels from the start's tests)\n\n",
+                self.protected_touched_sessions
+            ));
+        }
         let o = &self.outcomes;
         out.push_str(&table(
             &[

@@ -38,7 +38,15 @@ pub struct Summary {
     pub escalations: Vec<EscalationLine>,
     pub cost: CostLine,
     pub ask: crate::protocol::AskCounts,
+    /// Steps that tried to change a protected file (`protected_touched` events); left out
+    /// of `--json` when none did.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub protected_touched: u32,
     pub log: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -62,7 +70,7 @@ pub struct CostLine {
 
 /// The summary's escalations and money come from the same fold `report` uses; only the
 /// token counts (input and output, which the fold does not keep) are added here.
-async fn collect(mut rx: mpsc::Receiver<Stamped>) -> (Vec<EscalationLine>, CostLine) {
+async fn collect(mut rx: mpsc::Receiver<Stamped>) -> (Vec<EscalationLine>, CostLine, u32) {
     let mut fold = SessionFold::new("");
     let (mut junior_tokens, mut senior_tokens) = (0, 0);
     while let Some(s) = rx.recv().await {
@@ -100,7 +108,7 @@ async fn collect(mut rx: mpsc::Receiver<Stamped>) -> (Vec<EscalationLine>, CostL
         junior_tokens,
         senior_tokens,
     };
-    (escalations, cost)
+    (escalations, cost, summary.protected_touched)
 }
 
 /// Prints events as they come: JSON lines, or a compact human trace on stderr.
@@ -177,7 +185,7 @@ pub async fn run_headless(
     // The emitter is gone with the session: consumers drain and stop.
     let log_warning = log_task.await.ok().flatten();
     let _ = printer.await;
-    let (escalations, cost) = collector.await.unwrap_or_default();
+    let (escalations, cost, protected_touched) = collector.await.unwrap_or_default();
     op.abort();
     if let Some(w) = log_warning {
         eprintln!("handoff: warning: {w}");
@@ -190,6 +198,7 @@ pub async fn run_headless(
         escalations,
         cost,
         ask: end.ask,
+        protected_touched,
         log: log_path.display().to_string(),
     })
 }

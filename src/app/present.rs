@@ -41,8 +41,36 @@ pub fn summary_text(summary: &super::headless::Summary) -> String {
         "ask          tp {} fp {} fn {}",
         summary.ask.tp, summary.ask.fp, summary.ask.fn_
     );
+    if summary.protected_touched > 0 {
+        let _ = writeln!(
+            out,
+            "protected    {} step(s) tried to change protected files (undone)",
+            summary.protected_touched
+        );
+    }
     let _ = writeln!(out, "log          {}", summary.log);
     out
+}
+
+/// The one line of a `protected_touched` event: which protected files the step tried to
+/// change, and what became of each.
+fn protected_line(
+    step: u32,
+    refused: &[String],
+    restored: &[String],
+    unrestored: &[String],
+) -> String {
+    let mut parts = Vec::new();
+    for (what, paths) in [
+        ("refused", refused),
+        ("restored", restored),
+        ("NOT restored", unrestored),
+    ] {
+        if !paths.is_empty() {
+            parts.push(format!("{what} {}", paths.join(", ")));
+        }
+    }
+    format!("step {step} touched protected files: {}", parts.join("; "))
 }
 
 /// `None` for events too fine-grained to print one line each (tokens, beliefs, costs).
@@ -162,6 +190,12 @@ pub fn event_line(e: &Event) -> Option<String> {
             if *paused { "paused" } else { "running" },
             if *shadow { ", shadow mode" } else { "" }
         ),
+        Event::ProtectedTouched {
+            step,
+            refused,
+            restored,
+            unrestored,
+        } => protected_line(*step, refused, restored, unrestored),
         Event::Warning { kind, message } => format!("warning ({kind}): {message}"),
         Event::SessionEnded {
             outcome,

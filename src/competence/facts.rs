@@ -11,6 +11,8 @@
 //! - repetition is keyed on (tool, arguments, tree hash): re-running the tests after an
 //!   edit is not a repeat; `repeated_action` carries how many earlier steps made the same
 //!   move, and the third identical call in a row on an unchanged tree is `stuck`;
+//! - a step that tried to change a protected file (the check's tests) is
+//!   `touched_protected`, logged only when present;
 //! - a reply without a tool call is `no_tool_call`, one whose call cannot be read is
 //!   `malformed_call` (both logged on every step, as the agent loop does);
 //! - running tests changes no files by design, so a test run never counts as `no_diff`.
@@ -161,6 +163,9 @@ pub struct StepDescription<'a> {
     pub tree_after: Option<&'a str>,
     /// `agent.check`, when configured.
     pub check: Option<&'a str>,
+    /// The step tried to change a protected file (a tool refused, or a command's change was
+    /// undone).
+    pub touched_protected: bool,
 }
 
 /// The facts of one step: the seven always logged, the present sparse ones, and the counts.
@@ -207,6 +212,9 @@ impl StepMemory {
         };
         if step.malformed {
             v.facts.malformed_call = true;
+        }
+        if step.touched_protected {
+            v.sparse.push(SignalKind::TouchedProtected);
         }
         let key = (
             tool.to_string(),

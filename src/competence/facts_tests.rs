@@ -221,3 +221,32 @@ fn fail_fix_rerun_of_a_now_passing_test_raises_the_belief() {
         old.belief()
     );
 }
+
+#[test]
+fn touching_a_protected_file_is_a_sparse_fact_that_lowers_the_belief() {
+    let mut memory = StepMemory::default();
+    let step = StepDescription {
+        tool: Some("write_file"),
+        arguments: r#"{"path":"test_x.py"}"#,
+        tool_failed: true,
+        touched_protected: true,
+        ..StepDescription::default()
+    };
+    let v = memory.judge(&step);
+    assert_eq!(v.sparse, vec![SignalKind::TouchedProtected]);
+    assert!(SignalKind::TouchedProtected.is_sparse());
+    let mut judge = Judge::new(Calibration::prior(), Threshold::Constant(0.5));
+    let before = judge.belief();
+    for o in v.observations() {
+        judge.observe(o);
+    }
+    let mut plain = Judge::new(Calibration::prior(), Threshold::Constant(0.5));
+    let untouched = StepDescription {
+        touched_protected: false,
+        ..step
+    };
+    for o in StepMemory::default().judge(&untouched).observations() {
+        plain.observe(o);
+    }
+    assert!(judge.belief() < plain.belief() && plain.belief() < before + 1e-9);
+}

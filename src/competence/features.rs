@@ -23,8 +23,8 @@ use super::CompetenceError;
 use crate::protocol::{Observation, SignalKind};
 
 /// The step signals, in [`SignalKind::ALL`] order (everything after the three token signals).
-pub const STEP_KINDS: [SignalKind; 9] = {
-    let mut out = [SignalKind::ToolError; 9];
+pub const STEP_KINDS: [SignalKind; SignalKind::ALL.len() - 3] = {
+    let mut out = [SignalKind::ToolError; SignalKind::ALL.len() - 3];
     let mut i = 0;
     while i < out.len() {
         out[i] = SignalKind::ALL[TOKEN_KINDS.len() + i];
@@ -63,7 +63,9 @@ pub enum Feature {
 const TOKEN_KINDS: [SignalKind; 3] = [SignalKind::ALL[0], SignalKind::ALL[1], SignalKind::ALL[2]];
 
 /// Number of inputs: bias, 3 token means, their squared sum, the token sum, the share
-/// against, recent tokens, steps, 9 fact counts, recent facts.
+/// against, recent tokens, steps, one count per step fact (10 since `touched_protected`
+/// joined; a feature model fitted before has a row too short and must be refitted),
+/// recent facts.
 pub const N_FEATURES: usize = 1 + TOKEN_KINDS.len() + 5 + STEP_KINDS.len() + 1;
 
 /// The inputs in weight-row order.

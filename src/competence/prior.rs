@@ -68,9 +68,16 @@ const REPEAT_LLRS: [f64; 3] = [-0.4, -0.9, -1.6];
 /// (signal, per-step rate in successful sessions, log-ratio when present) of the facts
 /// logged only when present: their absence is never added, so only the present ratio acts.
 /// A test run that fixes failing tests is the one fact that raises the belief.
-const SPARSE_TABLES: [(SignalKind, f64, f64); 2] = [
+///
+/// `touched_protected` is set no stronger than a failed check (−0.5), though trying to
+/// rewrite the test is a strong sign the junior cannot fix the code: the change is refused
+/// or undone, so the label stays honest whatever the judge says, and a task that really
+/// asks for a test to be edited trips the same fact. A fitted calibration learns its real
+/// weight; the prior only points it the right way.
+const SPARSE_TABLES: [(SignalKind, f64, f64); 3] = [
     (SignalKind::TestsFixed, 0.05, 0.7),
     (SignalKind::Stuck, 0.005, -0.6),
+    (SignalKind::TouchedProtected, 0.002, -0.5),
 ];
 
 impl Calibration {

@@ -218,6 +218,10 @@ impl Config {
                 }
             }
         }
+        if let Some(patterns) = &a.protected {
+            super::protected::validate(patterns)
+                .map_err(|e| invalid("agent", "protected", &e.to_string()))?;
+        }
         let keys: Vec<&String> = [&self.junior.api_key_env, &self.senior.api_key_env]
             .into_iter()
             .flatten()

@@ -38,6 +38,9 @@ pub struct PolicyReport {
     pub ask: BlockerAsk,
     /// Runs that could not happen.
     pub errors: usize,
+    /// Runs in which the model tried to change a protected file (the task's tests).
+    #[serde(default)]
+    pub protected_touched: usize,
 }
 
 /// APGR and the cost at which a given share of the junior–senior gap is recovered.
@@ -111,6 +114,7 @@ pub fn policy_report(policy: &str, all: &[&TaskRun]) -> PolicyReport {
         operator: route_rate(&runs, Route::Operator),
         ask: pool(&questions),
         errors: all.len() - runs.len(),
+        protected_touched: runs.iter().filter(|r| r.protected_touched).count(),
     }
 }
 
@@ -238,6 +242,13 @@ impl EvalReport {
                 p.errors
             );
         }
+        for p in self.policies.iter().filter(|p| p.protected_touched > 0) {
+            let _ = writeln!(
+                out,
+                "{}: {} of {} runs tried to change the task's tests (refused or undone)",
+                p.policy, p.protected_touched, p.runs
+            );
+        }
         if let Some(f) = &self.frontier {
             let names: Vec<&str> = f.frontier.iter().map(|p| p.label.as_str()).collect();
             let _ = writeln!(out, "\nfrontier: {}", names.join(" → "));
@@ -288,6 +299,7 @@ mod tests {
                 .collect(),
             questions: vec![],
             blockers: 0,
+            protected_touched: false,
             log: "l".into(),
             error: None,
         }

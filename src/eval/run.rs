@@ -37,6 +37,9 @@ pub struct TaskRun {
     /// Per question asked, the blocker it targeted.
     pub questions: Vec<Option<String>>,
     pub blockers: usize,
+    /// The model tried to change a protected file (the task's tests) during the run.
+    #[serde(default)]
+    pub protected_touched: bool,
     pub log: PathBuf,
     /// Why the run could not happen (an infrastructure problem, not a wrong answer); such
     /// runs are left out of accuracy and cost.
@@ -118,6 +121,7 @@ impl TaskRun {
             escalations: Vec::new(),
             questions: Vec::new(),
             blockers: unit.task.blockers.len(),
+            protected_touched: false,
             log: unit.log.clone(),
             error: None,
         }
@@ -173,6 +177,7 @@ async fn run_into(
     if let Ok((sessions, _)) = summarize_file(&unit.log)
         && let Some(s) = sessions.last()
     {
+        run.protected_touched = s.protected_touched > 0;
         run.junior_usd = s.cost.junior_usd;
         run.senior_usd = s.cost.senior_usd;
         run.escalations = s

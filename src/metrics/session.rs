@@ -69,6 +69,10 @@ pub struct SessionSummary {
     pub cost: CostSplit,
     pub escalations: Vec<EscalationRecord>,
     pub questions: Vec<QuestionRecord>,
+    /// Steps in which the model tried to change a protected file (`protected_touched`
+    /// events); absent in summaries written before the event existed.
+    #[serde(default)]
+    pub protected_touched: u32,
 }
 
 impl SessionSummary {
@@ -148,6 +152,7 @@ impl SessionFold {
                 cost: CostSplit::default(),
                 escalations: Vec::new(),
                 questions: Vec::new(),
+                protected_touched: 0,
             },
             last_tick: 0,
             ended_ticks: None,
@@ -277,6 +282,7 @@ impl SessionFold {
                 self.ended_ticks = Some(*ticks);
                 self.ended_usd = Some(*usd);
             }
+            Event::ProtectedTouched { .. } => s.protected_touched += 1,
             Event::Token { .. }
             | Event::ToolCalled { .. }
             | Event::ApprovalRequested { .. }

@@ -254,6 +254,23 @@ pub enum Event {
         /// Decisions are logged, not acted on.
         shadow: bool,
     },
+    /// A step tried to change files the check depends on (`agent.protected`). Logged once
+    /// per step in which it happened, after the step's tool result; the step's facts carry
+    /// `touched_protected`. The label stays honest either way: the check runs on the files
+    /// as they were at the session's start.
+    ProtectedTouched {
+        step: u32,
+        /// Repository paths a file tool refused to change (nothing was written).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        refused: Vec<String>,
+        /// Paths a command changed, renamed away or deleted, put back as they were.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<String>,
+        /// Paths that could not be put back, each with why; the check then does not run
+        /// and the session is labelled a failure.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unrestored: Vec<String>,
+    },
     /// Something the operator should know that is not a fault (e.g. no logprobs).
     Warning {
         kind: String,
@@ -293,6 +310,7 @@ impl Event {
             Event::CheckRan { .. } => "check_ran",
             Event::Fault { .. } => "fault",
             Event::ControlChanged { .. } => "control_changed",
+            Event::ProtectedTouched { .. } => "protected_touched",
             Event::Warning { .. } => "warning",
             Event::SessionEnded { .. } => "session_ended",
         }
@@ -441,6 +459,12 @@ impl Event {
                 paused: true,
                 shadow: false,
             },
+            Event::ProtectedTouched {
+                step: 2,
+                refused: vec!["tests/test_x.py".into()],
+                restored: vec!["test_y.py".into()],
+                unrestored: vec![],
+            },
             Event::Warning {
                 kind: "no_logprobs".into(),
                 message: "judge uses step evidence only".into(),
@@ -478,6 +502,7 @@ impl Event {
                 | Event::CheckRan { .. }
                 | Event::Fault { .. }
                 | Event::ControlChanged { .. }
+                | Event::ProtectedTouched { .. }
                 | Event::Warning { .. }
                 | Event::SessionEnded { .. } => {}
             }

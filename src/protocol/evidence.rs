@@ -37,11 +37,15 @@ pub enum SignalKind {
     TestsFixed,
     /// Several steps in a row repeated a call on an unchanged tree: the junior is going round.
     Stuck,
+    /// The step tried to change a file the check depends on (`agent.protected`): a file
+    /// tool was refused, or a command changed, renamed or deleted one and it was put back.
+    /// Rewriting the test instead of the code is how small models fake a pass.
+    TouchedProtected,
 }
 
 impl SignalKind {
     /// All kinds, in a fixed order (used for tables and calibration files).
-    pub const ALL: [SignalKind; 12] = [
+    pub const ALL: [SignalKind; 13] = [
         SignalKind::Entropy,
         SignalKind::Margin,
         SignalKind::Surprise,
@@ -54,6 +58,7 @@ impl SignalKind {
         SignalKind::NoToolCall,
         SignalKind::TestsFixed,
         SignalKind::Stuck,
+        SignalKind::TouchedProtected,
     ];
 
     /// Token signals are continuous and arrive per token; the others are binary step facts.
@@ -77,7 +82,10 @@ impl SignalKind {
     /// Step facts logged only when present (the seven of [`StepFacts`] are logged on every
     /// step, present or absent). Their likelihoods are per-step rates, not histograms.
     pub fn is_sparse(self) -> bool {
-        matches!(self, SignalKind::TestsFixed | SignalKind::Stuck)
+        matches!(
+            self,
+            SignalKind::TestsFixed | SignalKind::Stuck | SignalKind::TouchedProtected
+        )
     }
 
     /// Position in [`SignalKind::ALL`], so per-signal tables are plain arrays (no hashing
@@ -101,6 +109,7 @@ impl SignalKind {
             SignalKind::NoToolCall => "no_tool_call",
             SignalKind::TestsFixed => "tests_fixed",
             SignalKind::Stuck => "stuck",
+            SignalKind::TouchedProtected => "touched_protected",
         }
     }
 }

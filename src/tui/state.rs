@@ -355,6 +355,28 @@ impl AppState {
                 self.paused = *paused;
                 self.shadow = *shadow;
             }
+            Event::ProtectedTouched {
+                step,
+                refused,
+                restored,
+                unrestored,
+            } => {
+                let mut parts = Vec::new();
+                for (what, paths) in [
+                    ("refused", refused),
+                    ("put back", restored),
+                    ("NOT put back", unrestored),
+                ] {
+                    if !paths.is_empty() {
+                        parts.push(format!("{what} {}", paths.join(", ")));
+                    }
+                }
+                let text = format!(
+                    "! step {step} touched protected files: {}",
+                    parts.join("; ")
+                );
+                self.transcript.push_note(TLine::of(text, Tone::Warn));
+            }
             Event::Warning { kind, message } => self
                 .transcript
                 .push_note(TLine::of(format!("! {kind}: {message}"), Tone::Warn)),

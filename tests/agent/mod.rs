@@ -8,4 +8,5 @@ mod exec_binary;
 mod exit_codes;
 mod local_only;
 mod loop_cases;
+mod protect;
 mod protocol;

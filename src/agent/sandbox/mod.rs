@@ -7,8 +7,18 @@
 //!   `agent.network = false`; no signals to processes outside the command's own tree and
 //!   no abstract unix sockets made outside it (scopes, ABI 6).
 //! - **Namespaces** ([`namespace`], where handoff may create them): a mount namespace in which
-//!   the repository's `.git` is bind-mounted read-only, and with `agent.network = false` an
-//!   empty network namespace (no interface is up, not even loopback).
+//!   the repository's `.git` and the protected files (`agent.protected`) are bind-mounted
+//!   read-only, and with `agent.network = false` an empty network namespace (no interface
+//!   is up, not even loopback).
+//!
+//! Landlock cannot make the protected files read-only: its rules only ever *grant* access
+//! beneath a path, and a ruleset that grants writes to the repository grants them to every
+//! file inside it — there is no rule that takes write access away from a subpath. Leaving
+//! the repository out and granting its other files one by one would fail for every file a
+//! command creates. So the protected files are read-only only where a mount namespace can
+//! be made (a bind mount of each file, as for `.git`); elsewhere, and for files past the
+//! mount cap, they are writable by commands and the change is caught after the step
+//! ([`crate::agent::protect`]) and undone.
 //! - **seccomp** ([`seccomp`], with `agent.network = false`): `socket()` refused for every
 //!   family but netlink (so no pathname unix socket such as `$TMUX` or `$SSH_AUTH_SOCK` can
 //!   be reached, which Landlock before ABI 9 cannot stop), `io_uring` refused (it could
@@ -68,6 +78,9 @@ pub struct Policy {
     pub readable: Option<Vec<PathBuf>>,
     /// The repository's `.git` (directory, or file in a linked worktree), made read-only.
     pub read_only: Option<PathBuf>,
+    /// Protected files (`agent.protected`), each bind-mounted read-only where a mount
+    /// namespace can be made.
+    pub read_only_files: Vec<PathBuf>,
     /// Whether the command may use the network and local sockets.
     pub network: bool,
 }
@@ -79,6 +92,8 @@ pub struct Layers {
     pub landlock_abi: i32,
     /// `.git` bind-mounted read-only in a private mount namespace.
     pub read_only_git: bool,
+    /// The protected files bind-mounted read-only in the same namespace.
+    pub read_only_files: bool,
     /// An empty network namespace.
     pub network_namespace: bool,
     /// The socket/io_uring filter.
@@ -88,7 +103,11 @@ pub struct Layers {
 impl Layers {
     /// True when any layer confines the command.
     pub fn any(&self) -> bool {
-        self.landlock_abi > 0 || self.read_only_git || self.network_namespace || self.seccomp
+        self.landlock_abi > 0
+            || self.read_only_git
+            || self.read_only_files
+            || self.network_namespace
+            || self.seccomp
     }
 }
 
@@ -97,9 +116,10 @@ impl Layers {
 /// in force; seccomp last, since it needs the no-new-privileges bit Landlock sets).
 pub fn confine(cmd: &mut tokio::process::Command, policy: &Policy) -> Result<Layers, SandboxError> {
     let mut layers = Layers::default();
-    let (mount_ns, net_ns) = namespace::apply(cmd, policy);
-    layers.read_only_git = mount_ns;
-    layers.network_namespace = net_ns;
+    let applied = namespace::apply(cmd, policy);
+    layers.read_only_git = applied.git;
+    layers.read_only_files = applied.files;
+    layers.network_namespace = applied.network;
     if let SandboxStatus::Available { abi } = status() {
         landlock::restrict(cmd, policy)?;
         layers.landlock_abi = abi;
@@ -176,6 +196,16 @@ pub fn note(policy: &Policy) -> String {
             ".git is read-only".into()
         } else {
             ".git is writable (no mount namespace here); changes are detected and reported".into()
+        });
+    }
+    if !policy.read_only_files.is_empty() {
+        let n = policy.read_only_files.len();
+        parts.push(if ns {
+            format!("{n} protected file(s) are read-only")
+        } else {
+            format!(
+                "{n} protected file(s) are writable by commands (no mount namespace here); changes are undone after each step"
+            )
         });
     }
     if policy.network {

@@ -1,5 +1,6 @@
 //! Private namespaces for a command where this process may create them: a mount namespace
-//! in which `.git` is bind-mounted read-only, and an empty network namespace.
+//! in which `.git` and the protected files are bind-mounted read-only, and an empty
+//! network namespace.
 //!
 //! Creating them needs `CAP_SYS_ADMIN` (handoff running as root, or in a container that
 //! grants it); unprivileged user namespaces are not used, because they change what the
@@ -67,40 +68,70 @@ fn private_mounts() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Registers the namespace step for `cmd`; returns (read-only `.git`, network namespace)
-/// as they will be applied. A failure in the child fails the spawn: a sandbox that was
-/// promised is never silently dropped.
+/// What [`apply`] registered for a command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// `.git` is read-only.
+    pub git: bool,
+    /// The protected files are read-only.
+    pub files: bool,
+    /// An empty network namespace.
+    pub network: bool,
+}
+
+/// A path to bind-mount read-only, with the flags its remount must keep (a remount that
+/// drops nosuid/nodev is refused).
 #[cfg(target_os = "linux")]
-pub fn apply(cmd: &mut tokio::process::Command, policy: &Policy) -> (bool, bool) {
-    if !available() {
-        return (false, false);
+fn read_only_target(path: &std::path::Path, want_dir_ok: bool) -> Option<(CString, libc::c_ulong)> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() || !(meta.is_file() || (want_dir_ok && meta.is_dir())) {
+        return None;
     }
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    let kept = mount_flags(&c);
+    Some((c, kept))
+}
+
+/// Registers the namespace step for `cmd` and says what it will apply. A failure in the
+/// child fails the spawn: a sandbox that was promised is never silently dropped.
+#[cfg(target_os = "linux")]
+pub fn apply(cmd: &mut tokio::process::Command, policy: &Policy) -> Applied {
+    if !available() {
+        return Applied::default();
+    }
+    let mut targets: Vec<(CString, libc::c_ulong)> = Vec::new();
     let git = policy
         .read_only
-        .as_ref()
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
-        .and_then(|p| CString::new(p.as_os_str().as_bytes()).ok());
+        .as_deref()
+        .and_then(|p| read_only_target(p, true));
+    let has_git = git.is_some();
+    targets.extend(git);
+    let before = targets.len();
+    targets.extend(
+        policy
+            .read_only_files
+            .iter()
+            .filter_map(|p| read_only_target(p, false)),
+    );
+    let has_files = targets.len() > before;
     let net = !policy.network;
-    if git.is_none() && !net {
-        return (false, false);
+    if targets.is_empty() && !net {
+        return Applied::default();
     }
-    // The flags a remount must keep (a remount that drops nosuid/nodev is refused).
-    let kept = git.as_ref().map_or(0, mount_flags);
     let mut flags = libc::CLONE_NEWNS;
     if net {
         flags |= libc::CLONE_NEWNET;
     }
-    let git_for_child = git.clone();
     // SAFETY: the closure runs between fork and exec and only makes system calls on
-    // memory prepared in the parent (`git_for_child` is a CString owned by the closure).
+    // memory prepared in the parent (`targets` holds CStrings owned by the closure).
     unsafe {
         cmd.pre_exec(move || {
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             private_mounts()?;
-            if let Some(git) = &git_for_child {
-                let p = git.as_ptr();
+            for (path, kept) in &targets {
+                let p = path.as_ptr();
                 let null = std::ptr::null();
                 if libc::mount(p, p, null, libc::MS_BIND | libc::MS_REC, null.cast()) != 0 {
                     return Err(std::io::Error::last_os_error());
@@ -113,12 +144,16 @@ pub fn apply(cmd: &mut tokio::process::Command, policy: &Policy) -> (bool, bool)
             Ok(())
         });
     }
-    (git.is_some(), net)
+    Applied {
+        git: has_git,
+        files: has_files,
+        network: net,
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn apply(_cmd: &mut tokio::process::Command, _policy: &Policy) -> (bool, bool) {
-    (false, false)
+pub fn apply(_cmd: &mut tokio::process::Command, _policy: &Policy) -> Applied {
+    Applied::default()
 }
 
 #[cfg(target_os = "linux")]

@@ -200,6 +200,7 @@ pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, ToolFail
 
 pub fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String, ToolFailure> {
     let target = ws.confinement().resolve(&args.path, Access::Write)?;
+    ws.guard_protected(&[target.rel.as_path()])?;
     let dir = ws.confinement().dir();
     if target.rel.as_os_str().is_empty() || matches!(dir.kind(&target.rel), Ok(Some(Kind::Dir))) {
         return Err(ToolFailure::Error(format!(

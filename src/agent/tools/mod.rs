@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::confine::{ConfineError, Confinement};
+use crate::agent::protect::{Protected, Restored};
 use crate::config::AgentConfig;
 use crate::protocol::SignalKind;
 
@@ -43,6 +44,9 @@ pub enum OutcomeKind {
     BadArguments,
     /// `run` hit its timeout and its process group was killed.
     TimedOut,
+    /// `write_file` or `apply_patch` would have changed a protected file
+    /// (`agent.protected`); nothing was touched.
+    Protected,
 }
 
 impl OutcomeKind {
@@ -53,6 +57,7 @@ impl OutcomeKind {
         match self {
             OutcomeKind::Ok => None,
             OutcomeKind::PatchRejected => Some(SignalKind::PatchRejected),
+            OutcomeKind::Protected => Some(SignalKind::TouchedProtected),
             OutcomeKind::ToolError
             | OutcomeKind::Refused
             | OutcomeKind::BadArguments
@@ -69,6 +74,7 @@ impl OutcomeKind {
             OutcomeKind::Refused => "refused",
             OutcomeKind::BadArguments => "bad_arguments",
             OutcomeKind::TimedOut => "timed_out",
+            OutcomeKind::Protected => "protected",
         }
     }
 }
@@ -83,6 +89,9 @@ pub struct ToolOutcome {
     /// The call may have changed the work tree (a successful write, or any started
     /// command), so the loop knows a checkpoint can differ from the last one.
     pub writes: bool,
+    /// Protected paths the call was refused for ([`OutcomeKind::Protected`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
 }
 
 impl ToolOutcome {
@@ -92,6 +101,7 @@ impl ToolOutcome {
             output,
             kind: OutcomeKind::Ok,
             writes,
+            protected: Vec::new(),
         }
     }
 
@@ -101,6 +111,7 @@ impl ToolOutcome {
             output,
             kind,
             writes: false,
+            protected: Vec::new(),
         }
     }
 }
@@ -116,6 +127,20 @@ pub enum ToolFailure {
     Error(String),
     #[error("{0}")]
     PatchRejected(String),
+    /// The paths are protected (`agent.protected`).
+    #[error(
+        "refused: {} protected (agent.protected): the check depends on it and runs on it as it was at the start, so changing it cannot make the check pass. Fix the code under test instead",
+        protected_list(.0)
+    )]
+    Protected(Vec<String>),
+}
+
+fn protected_list(paths: &[String]) -> String {
+    let quoted: Vec<String> = paths.iter().map(|p| format!("`{p}`")).collect();
+    match quoted.len() {
+        1 => format!("{} is", quoted[0]),
+        _ => format!("{} are", quoted.join(", ")),
+    }
 }
 
 impl ToolFailure {
@@ -125,10 +150,19 @@ impl ToolFailure {
             ToolFailure::Refused(_) => OutcomeKind::Refused,
             ToolFailure::Error(_) => OutcomeKind::ToolError,
             ToolFailure::PatchRejected(_) => OutcomeKind::PatchRejected,
+            ToolFailure::Protected(_) => OutcomeKind::Protected,
         };
-        ToolOutcome::failed(kind, format!("error: {self}"))
+        let mut out = ToolOutcome::failed(kind, format!("error: {self}"));
+        if let ToolFailure::Protected(paths) = self {
+            out.protected = paths;
+        }
+        out
     }
 }
+
+/// Most protected files bind-mounted read-only for one command; the rest are guarded by
+/// the check after the step alone.
+const MAX_READ_ONLY_MOUNTS: usize = 512;
 
 /// Limits the tools apply, taken from `[agent]` in the config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,18 +208,30 @@ pub struct Workspace {
     writable_roots: Vec<PathBuf>,
     readable_roots: Option<Vec<PathBuf>>,
     env_pass: Vec<String>,
+    /// The files no tool may change, as they were when the workspace was made.
+    protected: Protected,
 }
 
 impl Workspace {
-    /// Fails only when `root` is not an existing directory.
+    /// Fails when `root` is not an existing directory or `agent.protected` holds a bad
+    /// glob (a validated config never does). Captures the protected files: this is the
+    /// session's start as far as they are concerned.
     pub fn new(root: &Path, config: &AgentConfig) -> std::io::Result<Workspace> {
+        let confine = Confinement::new(root)?;
+        let protected = Protected::capture(
+            confine.root(),
+            config.protected.as_deref(),
+            config.check.as_deref(),
+        )
+        .map_err(|e| std::io::Error::other(format!("agent.protected {e}")))?;
         let tmp = tempfile::Builder::new()
             .prefix("handoff-run-")
             .tempdir()
             .ok()
             .map(Arc::new);
         Ok(Workspace {
-            confine: Confinement::new(root)?,
+            confine,
+            protected,
             limits: Limits::from_config(config),
             tmp,
             hidden_env: Vec::new(),
@@ -234,6 +280,7 @@ impl Workspace {
             writable: self.writable_dirs(),
             readable,
             read_only: Some(self.root().join(".git")),
+            read_only_files: self.protected.absolute(self.root(), MAX_READ_ONLY_MOUNTS),
             network: self.limits.network,
         }
     }
@@ -260,6 +307,33 @@ impl Workspace {
             spec.sandbox = None;
         }
         spec
+    }
+
+    /// The files no tool may change (see [`crate::agent::protect`]).
+    pub fn protected(&self) -> &Protected {
+        &self.protected
+    }
+
+    /// Refuses a change to any of `rels` that is protected; the file tools call it before
+    /// they touch anything.
+    pub(crate) fn guard_protected(&self, rels: &[&Path]) -> Result<(), ToolFailure> {
+        let mut hit: Vec<String> = rels
+            .iter()
+            .filter(|r| self.protected.contains(r))
+            .map(|r| r.to_string_lossy().into_owned())
+            .collect();
+        hit.sort();
+        hit.dedup();
+        if hit.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolFailure::Protected(hit))
+        }
+    }
+
+    /// Puts back every protected file a step changed; after each step and before the check.
+    pub fn restore_protected(&self) -> Restored {
+        self.protected.restore(self.confine.dir(), self.root())
     }
 
     /// The fingerprint of `.git` now; compare two with [`crate::agent::gitguard::GitState::changes`].

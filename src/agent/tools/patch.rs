@@ -88,6 +88,8 @@ pub fn apply_patch(ws: &Workspace, args: &ApplyPatchArgs) -> Result<String, Tool
             .transpose()?;
         resolved.push((old, new));
     }
+    let paths = resolved.iter().flat_map(|(o, n)| [o, n]).flatten();
+    ws.guard_protected(&paths.map(|r| r.rel.as_path()).collect::<Vec<_>>())?;
     let mut staged: Vec<Staged> = Vec::new();
     let mut rejects: Vec<String> = Vec::new();
     let mut summary: Vec<String> = Vec::new();

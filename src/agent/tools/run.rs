@@ -295,6 +295,7 @@ fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome
             OutcomeKind::ToolError
         },
         writes: true,
+        protected: Vec::new(),
     }
 }
 
