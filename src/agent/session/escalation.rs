@@ -1,0 +1,180 @@
+//! Handing control away and getting it back: stuck sessions, the escalation itself, the
+//! junior's own question, the senior's turn and return. Methods of the loop's
+//! [`Session`], kept apart so the loop itself reads as a loop.
+
+use super::*;
+
+impl Session<'_> {
+    /// No progress: the junior hands off with reason `stuck`; with no route left (the
+    /// senior is in charge, or the session only watches) the session ends aborted.
+    pub(super) async fn stuck(&mut self, actor: Actor, why: String) -> Next {
+        self.warn("stuck", why).await;
+        if actor == Actor::Junior && !self.inbox.control().shadow {
+            return self.escalate(EscalationReason::Stuck).await;
+        }
+        if actor == Actor::Junior {
+            let route = self.watch.shadow_route();
+            let ev = self
+                .watch
+                .escalated(self.step, route, EscalationReason::Stuck, true);
+            self.emitter.emit(ev).await;
+        }
+        Next::End(Outcome::Aborted)
+    }
+
+    /// The junior's history as it fits its context window, and its size in bytes (to be
+    /// compared with the prompt tokens the server reports).
+    pub(super) async fn fitted_junior_history(&mut self) -> (Vec<Message>, Option<usize>) {
+        let fitted = self.context.fit(&self.junior_history);
+        if fitted.elided > 0 && !self.context_trimmed {
+            self.context_trimmed = true;
+            let message = format!(
+                "older tool outputs elided to keep the junior's history within context_window                  ({} messages this request)",
+                fitted.elided
+            );
+            self.warn("context_trimmed", message).await;
+        }
+        (fitted.messages, Some(fitted.bytes))
+    }
+
+    /// The handoff note from what the session has done so far.
+    pub(super) fn note(&self) -> String {
+        let why = self.watch.why();
+        let diff = match (self.env.repo, &self.start_checkpoint, &self.last_checkpoint) {
+            (Some(repo), Some(a), Some(b)) => repo
+                .lock()
+                .ok()
+                .and_then(|r| r.diff(a, b).ok())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        handoff_note(
+            &self.prompts.handoff,
+            &HandoffFacts {
+                task: self.task,
+                belief: self.watch.belief(),
+                threshold: self.watch.threshold(),
+                step: self.step,
+                tick: self.watch.tick(),
+                why: &why,
+                plan: &self.ledger.plan,
+                files: &self.ledger.files_touched,
+                diff: &diff,
+                tool_outputs: &self.ledger.tool_outputs,
+            },
+        )
+    }
+
+    /// Control leaves the junior: decide the route, tell the log, and hand off.
+    pub(super) async fn escalate(&mut self, reason: EscalationReason) -> Next {
+        let note = self.note();
+        let mode = self.config().policy.route;
+        let decision = if reason == EscalationReason::Fault {
+            router::decide(RouteMode::Senior, None, self.task)
+        } else {
+            let reply = if router::needs_triage_call(mode) {
+                let prompt = &self.prompts.triage;
+                match handoff::triage(&self.emitter, &mut self.inbox, self.senior, prompt, &note)
+                    .await
+                {
+                    Triage::Reply(reply) => reply,
+                    Triage::Quit => return Next::End(Outcome::Aborted),
+                }
+            } else {
+                None
+            };
+            router::decide(mode, reply.as_deref(), self.task)
+        };
+        let escalated = self
+            .watch
+            .escalated(self.step, decision.route, reason, false);
+        self.emitter.emit(escalated).await;
+        self.censored = true;
+        if reason != EscalationReason::Threshold {
+            // The gate fired for a threshold escalation; any other kind it learns of here.
+            self.gate.on_handoff();
+        }
+        if let (Route::Operator, Some(q)) = (decision.route, decision.question) {
+            match handoff::ask(&self.emitter, &mut self.inbox, self.step, &q, false).await {
+                OperatorReply::Answer(answer) => {
+                    let told = handoff::operator_answered(&q.text, &answer);
+                    self.junior_history.push(told);
+                    self.resume_junior();
+                    return Next::Continue;
+                }
+                OperatorReply::Quit => return Next::End(Outcome::Aborted),
+                OperatorReply::Defer => {}
+            }
+        }
+        self.hand_to_senior(note).await;
+        Next::Continue
+    }
+
+    /// The junior called `ask_operator` itself: one escalation, one question. A deferral
+    /// hands the step's work to the senior once the step is recorded, with no second
+    /// escalation and no second question.
+    pub(super) async fn self_ask(
+        &mut self,
+        question: String,
+        options: Vec<String>,
+    ) -> OperatorReply {
+        let escalated =
+            self.watch
+                .escalated(self.step, Route::Operator, EscalationReason::SelfAsk, false);
+        self.emitter.emit(escalated).await;
+        self.censored = true;
+        self.gate.on_handoff();
+        let q = Question {
+            text: question,
+            options,
+            default_assumption: None,
+        };
+        let reply = handoff::ask(&self.emitter, &mut self.inbox, self.step, &q, true).await;
+        if matches!(reply, OperatorReply::Answer(_)) {
+            self.resume_junior();
+        }
+        reply
+    }
+
+    pub(super) async fn hand_to_senior(&mut self, note: String) {
+        let (step, tick) = (self.step, self.watch.tick());
+        let history =
+            handoff::take_over(&self.emitter, self.config(), self.prompts, step, tick, note).await;
+        self.senior_history = Some(history);
+        self.fresh_start();
+    }
+
+    /// After a one-step takeover: the junior continues, told what the senior did.
+    pub(super) async fn senior_returned(&mut self, did: &str) {
+        self.senior_history = None;
+        self.emitter
+            .emit(Event::SeniorReturned {
+                step: self.step,
+                tick: self.watch.tick(),
+            })
+            .await;
+        self.junior_history.push(handoff::senior_did(did));
+        self.resume_junior();
+        self.fresh_start();
+    }
+
+    /// New information or help: the belief restarts from the prior, with a cooldown.
+    ///
+    /// The repeat count is not reset: asking the same question again after its answer, on
+    /// the same work tree, is no progress.
+    pub(super) fn resume_junior(&mut self) {
+        self.watch.reset();
+        self.gate.on_reset();
+    }
+
+    /// Whoever is in charge now starts with no repeats and no repairs held against it.
+    pub(super) fn fresh_start(&mut self) {
+        self.progress = Progress::default();
+        self.repairs.usable();
+    }
+
+    pub(super) async fn force_ignored(&self) {
+        let message = "escalation not forced: the senior is already in charge".to_string();
+        self.warn("force_ignored", message).await;
+    }
+}
