@@ -12,7 +12,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod checkpoints;
+mod overrides;
 mod validate;
+
+pub use checkpoints::CheckpointsConfig;
+pub use overrides::Override;
 
 /// The documented example, also written by `handoff init`.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
@@ -35,6 +40,9 @@ pub enum ConfigError {
         key: String,
         expected: String,
     },
+    /// A `-c key=value` or `HANDOFF_*` setting that cannot be applied or does not validate.
+    #[error("{origin}: {message}")]
+    Override { origin: String, message: String },
     #[error("config file {0} already exists; not overwriting it")]
     Exists(PathBuf),
     #[error("no home directory found to place the config in")]
@@ -51,6 +59,7 @@ pub struct Config {
     pub policy: PolicyConfig,
     pub agent: AgentConfig,
     pub prompts: PromptsConfig,
+    pub checkpoints: CheckpointsConfig,
 }
 
 /// One OpenAI-compatible endpoint and how to talk to it.
@@ -323,6 +332,7 @@ impl Default for Config {
             policy: PolicyConfig::default(),
             agent: AgentConfig::default(),
             prompts: PromptsConfig::default(),
+            checkpoints: CheckpointsConfig::default(),
         }
     }
 }
@@ -435,6 +445,42 @@ impl Config {
         Ok((Config::default(), Source::Defaults))
     }
 
+    /// Like [`Config::discover`], with settings from outside the file applied on top, in
+    /// order (later wins): the `HANDOFF_*` variables, then `-c` (see [`Override`]).
+    pub fn discover_with(
+        explicit: Option<&Path>,
+        overrides: &[Override],
+    ) -> Result<(Config, Source), ConfigError> {
+        let (config, source) = Config::discover(explicit)?;
+        if overrides.is_empty() {
+            return Ok((config, source));
+        }
+        let text = match &source {
+            Source::File(p) => std::fs::read_to_string(p).map_err(|e| ConfigError::Read {
+                path: p.clone(),
+                source: e,
+            })?,
+            Source::Defaults => String::new(),
+        };
+        let mut table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| ConfigError::Parse {
+                    path: source.to_string(),
+                    message: e.to_string(),
+                })?;
+        for o in overrides {
+            o.apply(&mut table)?;
+        }
+        let merged = toml::to_string(&table).map_err(|e| ConfigError::Override {
+            origin: "overrides".into(),
+            message: e.to_string(),
+        })?;
+        let origins: Vec<&str> = overrides.iter().map(|o| o.origin.as_str()).collect();
+        let label = format!("{source} with {}", origins.join(", "));
+        let config = Config::parse(&merged, &label)?;
+        Ok((config, source))
+    }
+
     /// SHA-256 of the effective configuration, written in every log header.
     ///
     /// Only key *names* are part of the config, never key values, so the digest is safe to log.
@@ -457,6 +503,12 @@ pub fn sessions_dir() -> Option<PathBuf> {
 
 /// Writes the documented example to `path`, refusing to overwrite anything.
 pub fn init(path: &Path) -> Result<(), ConfigError> {
+    init_with(path, EXAMPLE)
+}
+
+/// Writes `text` (the example, or a preset's config) to `path`, refusing to overwrite
+/// anything.
+pub fn init_with(path: &Path, text: &str) -> Result<(), ConfigError> {
     if path.exists() {
         return Err(ConfigError::Exists(path.to_path_buf()));
     }
@@ -475,7 +527,7 @@ pub fn init(path: &Path) -> Result<(), ConfigError> {
             std::io::ErrorKind::AlreadyExists => ConfigError::Exists(path.to_path_buf()),
             _ => io(e),
         })?;
-    std::io::Write::write_all(&mut file, EXAMPLE.as_bytes()).map_err(io)
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)
 }
 
 #[cfg(test)]
