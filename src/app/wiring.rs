@@ -68,11 +68,14 @@ pub fn prepare(
     let mut config = config;
     let senior = senior_client(&mut config)?;
     let watch = SessionJudge::from_config(&config)?;
-    let prompts = Prompts::load(&config.prompts)?.for_protocols(
+    let mut prompts = Prompts::load(&config.prompts)?.for_protocols(
         config.junior.tool_protocol,
         config.senior.tool_protocol,
         &crate::agent::tools::spec::specs(),
     );
+    let project = project_instructions(repo);
+    prompts.junior = crate::instructions::with_instructions(&prompts.junior, &project);
+    prompts.senior = crate::instructions::with_instructions(&prompts.senior, &project);
     let no_checkpoints = prune_or_warn(repo, &config.checkpoints);
     let session_id = new_session_id();
     let log_path = match log {
@@ -97,6 +100,26 @@ pub fn prepare(
         log_path,
         no_checkpoints,
     })
+}
+
+/// The project's instruction files (`AGENTS.md`) from the repository root down to `dir`,
+/// as one capped block for the junior's and the senior's system prompts; a file that
+/// cannot be read is warned about, not silently skipped.
+fn project_instructions(dir: &Path) -> String {
+    let root = crate::repo::Repo::open(dir)
+        .map(|r| r.workdir().to_path_buf())
+        .unwrap_or_else(|_| dir.to_path_buf());
+    let root = root.canonicalize().unwrap_or(root);
+    let cwd = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let names: Vec<String> = crate::instructions::DEFAULT_FILES
+        .iter()
+        .map(|n| (*n).to_string())
+        .collect();
+    let (files, errors) = crate::instructions::find(&root, &cwd, &names);
+    for (path, e) in errors {
+        eprintln!("handoff: warning: cannot read {}: {e}", path.display());
+    }
+    crate::instructions::block(&files, crate::instructions::DEFAULT_CAP_BYTES)
 }
 
 /// Before a session: prunes old sessions' checkpoints as `[checkpoints]` says, or warns

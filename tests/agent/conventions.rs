@@ -150,3 +150,39 @@ async fn run_without_a_terminal_points_to_exec() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("use `handoff exec`"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn agents_md_reaches_the_junior_s_system_prompt() {
+    let (j, s) = servers(Script::new(vec![finish()]), Script::new(vec![])).await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let dir = repo(&[
+        ("notes.txt", "hello\n"),
+        ("AGENTS.md", "Run `make lint` before finishing.\n"),
+    ]);
+    let cfg = write_config(home.path(), &config(&j, &s));
+    let out = bin(
+        home.path(),
+        &[
+            os("exec"),
+            os("--repo"),
+            dir.path().as_os_str(),
+            os("--config"),
+            cfg.as_os_str(),
+            os("look"),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let body = j.bodies().into_iter().next().expect("one request");
+    let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        system.contains("# Project instructions from AGENTS.md"),
+        "{system}"
+    );
+    assert!(
+        system.contains("Run `make lint` before finishing."),
+        "{system}"
+    );
+}
