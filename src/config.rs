@@ -445,42 +445,6 @@ impl Config {
         Ok((Config::default(), Source::Defaults))
     }
 
-    /// Like [`Config::discover`], with settings from outside the file applied on top, in
-    /// order (later wins): the `HANDOFF_*` variables, then `-c` (see [`Override`]).
-    pub fn discover_with(
-        explicit: Option<&Path>,
-        overrides: &[Override],
-    ) -> Result<(Config, Source), ConfigError> {
-        let (config, source) = Config::discover(explicit)?;
-        if overrides.is_empty() {
-            return Ok((config, source));
-        }
-        let text = match &source {
-            Source::File(p) => std::fs::read_to_string(p).map_err(|e| ConfigError::Read {
-                path: p.clone(),
-                source: e,
-            })?,
-            Source::Defaults => String::new(),
-        };
-        let mut table: toml::Table =
-            text.parse()
-                .map_err(|e: toml::de::Error| ConfigError::Parse {
-                    path: source.to_string(),
-                    message: e.to_string(),
-                })?;
-        for o in overrides {
-            o.apply(&mut table)?;
-        }
-        let merged = toml::to_string(&table).map_err(|e| ConfigError::Override {
-            origin: "overrides".into(),
-            message: e.to_string(),
-        })?;
-        let origins: Vec<&str> = overrides.iter().map(|o| o.origin.as_str()).collect();
-        let label = format!("{source} with {}", origins.join(", "));
-        let config = Config::parse(&merged, &label)?;
-        Ok((config, source))
-    }
-
     /// SHA-256 of the effective configuration, written in every log header.
     ///
     /// Only key *names* are part of the config, never key values, so the digest is safe to log.

@@ -7,7 +7,9 @@
 //! like a file, and the file itself is validated first, so a mistake in the file is still
 //! named by its own line.
 
-use super::ConfigError;
+use std::path::Path;
+
+use super::{Config, ConfigError, Source};
 
 /// One setting from outside the file, and where it came from (for messages).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +77,44 @@ impl Override {
         }
         here.insert((*last).to_string(), value_of(&self.value));
         Ok(())
+    }
+}
+
+impl super::Config {
+    /// Like [`Config::discover`], with settings from outside the file applied on top, in
+    /// order (later wins): the `HANDOFF_*` variables, then `-c` (see [`Override`]).
+    pub fn discover_with(
+        explicit: Option<&Path>,
+        overrides: &[Override],
+    ) -> Result<(Config, Source), ConfigError> {
+        let (config, source) = Config::discover(explicit)?;
+        if overrides.is_empty() {
+            return Ok((config, source));
+        }
+        let text = match &source {
+            Source::File(p) => std::fs::read_to_string(p).map_err(|e| ConfigError::Read {
+                path: p.clone(),
+                source: e,
+            })?,
+            Source::Defaults => String::new(),
+        };
+        let mut table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| ConfigError::Parse {
+                    path: source.to_string(),
+                    message: e.to_string(),
+                })?;
+        for o in overrides {
+            o.apply(&mut table)?;
+        }
+        let merged = toml::to_string(&table).map_err(|e| ConfigError::Override {
+            origin: "overrides".into(),
+            message: e.to_string(),
+        })?;
+        let origins: Vec<&str> = overrides.iter().map(|o| o.origin.as_str()).collect();
+        let label = format!("{source} with {}", origins.join(", "));
+        let config = Config::parse(&merged, &label)?;
+        Ok((config, source))
     }
 }
 
