@@ -12,8 +12,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod checkpoints;
+mod overrides;
 pub mod protected;
 mod validate;
+
+pub use checkpoints::CheckpointsConfig;
+pub use overrides::Override;
 
 /// The documented example, also written by `handoff init`.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
@@ -36,6 +41,9 @@ pub enum ConfigError {
         key: String,
         expected: String,
     },
+    /// A `-c key=value` or `HANDOFF_*` setting that cannot be applied or does not validate.
+    #[error("{origin}: {message}")]
+    Override { origin: String, message: String },
     #[error("config file {0} already exists; not overwriting it")]
     Exists(PathBuf),
     #[error("no home directory found to place the config in")]
@@ -52,6 +60,7 @@ pub struct Config {
     pub policy: PolicyConfig,
     pub agent: AgentConfig,
     pub prompts: PromptsConfig,
+    pub checkpoints: CheckpointsConfig,
 }
 
 /// One OpenAI-compatible endpoint and how to talk to it.
@@ -327,6 +336,7 @@ impl Default for Config {
             policy: PolicyConfig::default(),
             agent: AgentConfig::default(),
             prompts: PromptsConfig::default(),
+            checkpoints: CheckpointsConfig::default(),
         }
     }
 }
@@ -462,6 +472,12 @@ pub fn sessions_dir() -> Option<PathBuf> {
 
 /// Writes the documented example to `path`, refusing to overwrite anything.
 pub fn init(path: &Path) -> Result<(), ConfigError> {
+    init_with(path, EXAMPLE)
+}
+
+/// Writes `text` (the example, or a preset's config) to `path`, refusing to overwrite
+/// anything.
+pub fn init_with(path: &Path, text: &str) -> Result<(), ConfigError> {
     if path.exists() {
         return Err(ConfigError::Exists(path.to_path_buf()));
     }
@@ -480,7 +496,7 @@ pub fn init(path: &Path) -> Result<(), ConfigError> {
             std::io::ErrorKind::AlreadyExists => ConfigError::Exists(path.to_path_buf()),
             _ => io(e),
         })?;
-    std::io::Write::write_all(&mut file, EXAMPLE.as_bytes()).map_err(io)
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)
 }
 
 #[cfg(test)]

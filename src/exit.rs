@@ -4,7 +4,7 @@
 //! | --- | --- | --- |
 //! | 0 | success | the session's check passed, or it ended unlabelled (no check configured); `doctor` found every endpoint usable; `eval` ran every run without an error |
 //! | 1 | check failed | the session's check failed (or the operator rejected the result); `doctor` found an endpoint unusable; `eval` had a run that errored |
-//! | 2 | usage | the command line is wrong (clap's own code for it) |
+//! | 2 | usage | the command line is wrong (clap's own code for it), or `run` has no terminal |
 //! | 3 | aborted | the session stopped before a result: endpoints down, quit, interrupted, budget or steps exhausted; or any command stopped by an error that is not about its input |
 //! | 4 | bad config or input | the config file, a log, a suite or another input cannot be used (missing, unreadable, invalid), or a file would be overwritten |
 //!

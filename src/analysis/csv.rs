@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::metrics::session::{EscalationRecord, SessionSummary};
-use crate::protocol::{EscalationReason, Outcome, Route};
+use crate::protocol::{Outcome, Route};
 
 /// The header row; session rows leave the escalation columns empty and vice versa, except
 /// the session's identity and outcome, which escalation rows repeat for grouping.
@@ -47,16 +47,6 @@ fn route_name(r: Route) -> &'static str {
     match r {
         Route::Senior => "senior",
         Route::Operator => "operator",
-    }
-}
-
-fn reason_name(r: EscalationReason) -> &'static str {
-    match r {
-        EscalationReason::Threshold => "threshold",
-        EscalationReason::Forced => "forced",
-        EscalationReason::SelfAsk => "self_ask",
-        EscalationReason::Fault => "fault",
-        EscalationReason::Stuck => "stuck",
     }
 }
 
@@ -108,7 +98,7 @@ fn escalation_row(s: &SessionSummary, e: &EscalationRecord) -> Vec<String> {
     row.resize(first_escalation_column, String::new());
     row.extend([
         route_name(e.route).to_string(),
-        reason_name(e.reason).to_string(),
+        e.reason.name().to_string(),
         e.step.to_string(),
         e.tick.to_string(),
         e.belief.to_string(),

@@ -13,8 +13,7 @@ use super::wiring::{ExecError, Prepared, prepare, spawn_log_then};
 use crate::agent::emitter::Emitter;
 use crate::agent::session::{self, Approvals, SessionEnd};
 use crate::config::Config;
-use crate::metrics::session::SessionFold;
-use crate::protocol::{Actor, Command, Event, Route, Stamped};
+use crate::protocol::{Command, Event, Stamped};
 
 /// What `exec` was asked to do.
 #[derive(Debug, Clone)]
@@ -28,13 +27,25 @@ pub struct ExecArgs {
     pub approve: bool,
 }
 
-/// The final object of `exec --json`.
+pub use super::summary::{Changes, CostLine, EscalationLine};
+
+/// The final object of `exec --json`, and what the text summary says.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     #[serde(rename = "type")]
     pub kind: &'static str,
+    pub session: String,
     pub outcome: crate::protocol::Outcome,
     pub steps: u32,
+    /// The model's own summary, from its `finish` call.
+    pub finish: Option<String>,
+    /// The text of the last model turn that said anything.
+    pub last_message: String,
+    /// What the session changed in the work tree; `None` without checkpoints.
+    pub changes: Option<Changes>,
+    /// Why there are no changes to show (no git repository), when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_checkpoints: Option<String>,
     pub escalations: Vec<EscalationLine>,
     pub cost: CostLine,
     pub ask: crate::protocol::AskCounts,
@@ -49,66 +60,39 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct EscalationLine {
-    pub route: Route,
-    pub belief: f64,
-    pub threshold: f64,
-    pub step: u32,
-    pub reason: crate::protocol::EscalationReason,
-    pub shadow: bool,
-}
-
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct CostLine {
-    pub usd: f64,
-    pub junior_usd: f64,
-    pub senior_usd: f64,
-    pub junior_tokens: u64,
-    pub senior_tokens: u64,
-}
-
-/// The summary's escalations and money come from the same fold `report` uses; only the
-/// token counts (input and output, which the fold does not keep) are added here.
-async fn collect(mut rx: mpsc::Receiver<Stamped>) -> (Vec<EscalationLine>, CostLine, u32) {
-    let mut fold = SessionFold::new("");
-    let (mut junior_tokens, mut senior_tokens) = (0, 0);
-    while let Some(s) = rx.recv().await {
-        if let Event::CostIncurred {
-            actor,
-            input_tokens,
-            output_tokens,
-            ..
-        } = s.event
-        {
-            match actor {
-                Actor::Junior => junior_tokens += input_tokens + output_tokens,
-                Actor::Senior => senior_tokens += input_tokens + output_tokens,
-            }
+impl Summary {
+    /// Builds the summary from the session's end, its tally and its repository.
+    pub fn new(
+        end: &SessionEnd,
+        tally: super::summary::Tally,
+        repo: &std::path::Path,
+        log: &std::path::Path,
+    ) -> Summary {
+        let (changes, no_checkpoints) = match super::summary::changes(repo, &tally.session) {
+            Ok(c) => (Some(c), None),
+            Err(why) => (None, Some(why)),
+        };
+        Summary {
+            kind: "summary",
+            session: tally.session,
+            outcome: end.outcome,
+            steps: end.steps,
+            finish: tally.finish,
+            last_message: tally.last_message,
+            changes,
+            no_checkpoints,
+            escalations: tally.escalations,
+            cost: tally.cost,
+            ask: end.ask,
+            protected_touched: tally.protected_touched,
+            log: log.display().to_string(),
         }
-        fold.push(&s.event);
     }
-    let summary = fold.finish();
-    let escalations = summary
-        .escalations
-        .iter()
-        .map(|e| EscalationLine {
-            route: e.route,
-            belief: e.belief,
-            threshold: e.threshold,
-            step: e.step,
-            reason: e.reason,
-            shadow: e.shadow,
-        })
-        .collect();
-    let cost = CostLine {
-        usd: summary.cost.junior_usd + summary.cost.senior_usd,
-        junior_usd: summary.cost.junior_usd,
-        senior_usd: summary.cost.senior_usd,
-        junior_tokens,
-        senior_tokens,
-    };
-    (escalations, cost, summary.protected_touched)
+
+    /// What `exec -o FILE` writes: the `finish` summary, else the last message.
+    pub fn final_text(&self) -> &str {
+        self.finish.as_deref().unwrap_or(&self.last_message)
+    }
 }
 
 /// Prints events as they come: JSON lines, or a compact human trace on stderr.
@@ -178,27 +162,19 @@ pub async fn run_headless(
     let (op_tx, op_rx) = mpsc::channel(64);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
     let printer = tokio::spawn(print(print_rx, json));
-    let collector = tokio::spawn(collect(sum_rx));
+    let collector = tokio::spawn(super::summary::collect(sum_rx));
+    let repo = prepared.setup.repo.clone();
     let op = tokio::spawn(operator::serve(answerer, no_operator, op_rx, cmd_tx));
     let emitter = Emitter::new(vec![log_tx, sum_tx, op_tx]);
     let result = session::run(prepared.setup, emitter, cmd_rx).await;
     // The emitter is gone with the session: consumers drain and stop.
     let log_warning = log_task.await.ok().flatten();
     let _ = printer.await;
-    let (escalations, cost, protected_touched) = collector.await.unwrap_or_default();
+    let tally = collector.await.unwrap_or_default();
     op.abort();
     if let Some(w) = log_warning {
         eprintln!("handoff: warning: {w}");
     }
     let end: SessionEnd = result?;
-    Ok(Summary {
-        kind: "summary",
-        outcome: end.outcome,
-        steps: end.steps,
-        escalations,
-        cost,
-        ask: end.ask,
-        protected_touched,
-        log: log_path.display().to_string(),
-    })
+    Ok(Summary::new(&end, tally, &repo, &log_path))
 }

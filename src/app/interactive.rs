@@ -17,15 +17,32 @@ pub enum InteractiveError {
     Session(#[from] session::SessionError),
 }
 
+/// How a TUI session ended: why the screen closed, and the session's summary (for the
+/// text printed after the terminal is restored), when the session ended properly.
+pub struct Left {
+    pub reason: ExitReason,
+    pub summary: Option<super::headless::Summary>,
+}
+
 /// Runs a prepared session under the TUI until the operator leaves it.
 ///
 /// Quitting mid-session sends `Command::Quit`: the session ends as `aborted`, and the log is
 /// flushed and closed before this returns, whatever the UI did.
-pub async fn run_tui(
-    prepared: Prepared,
-    banner: Option<String>,
-) -> Result<ExitReason, InteractiveError> {
-    let Prepared { setup, log_path } = prepared;
+pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left, InteractiveError> {
+    let Prepared {
+        setup,
+        log_path,
+        no_checkpoints,
+    } = prepared;
+    // Outside git the title bar says so for the whole session: stderr is hidden by the UI.
+    let banner = match (banner, no_checkpoints) {
+        (Some(b), _) => Some(b),
+        (None, Some(_)) => Some("no git repository: no checkpoints".to_string()),
+        (None, None) => None,
+    };
+    let repo = setup.repo.clone();
+    let (sum_tx, sum_rx) = mpsc::channel::<Stamped>(4096);
+    let collector = tokio::spawn(super::summary::collect(sum_rx));
     let (log_tx, log_task) = spawn_log(&log_path, &setup.config.digest());
     let (ui_tx, ui_rx) = mpsc::channel::<Stamped>(4096);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
@@ -35,7 +52,7 @@ pub async fn run_tui(
         replay: None,
         counterfactual: None,
     };
-    let emitter = Emitter::new(vec![log_tx, ui_tx]);
+    let emitter = Emitter::new(vec![log_tx, ui_tx, sum_tx]);
     let session = tokio::spawn(session::run(setup, emitter, cmd_rx));
     let ui = crate::tui::run(ui_rx, cmd_tx.clone(), opts).await;
     // Whatever ended the UI, the session must end too, so the log is complete.
@@ -46,8 +63,14 @@ pub async fn run_tui(
     if let Some(w) = log_warning {
         eprintln!("handoff: warning: {w}");
     }
-    if let Ok(Err(e)) = ended {
-        return Err(e.into());
-    }
-    Ok(ui?)
+    let tally = collector.await.unwrap_or_default();
+    let summary = match ended {
+        Ok(Err(e)) => return Err(e.into()),
+        Ok(Ok(end)) => Some(super::headless::Summary::new(&end, tally, &repo, &log_path)),
+        Err(_) => None,
+    };
+    Ok(Left {
+        reason: ui?,
+        summary,
+    })
 }

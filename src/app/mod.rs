@@ -8,4 +8,5 @@ pub mod interactive;
 pub mod operator;
 pub mod present;
 pub mod replay;
+pub mod summary;
 pub mod wiring;

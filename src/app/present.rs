@@ -1,5 +1,5 @@
-//! Events and session summaries as human text: the one place that words them, for the
-//! headless trace, `exec` and the demo summary.
+//! Events, session summaries and replays as human text: the one place that words them, for
+//! the headless trace, `exec`, the demo, leaving the TUI, and `replay --headless`.
 
 use crate::analysis::replay::Rescoring;
 use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
@@ -12,23 +12,59 @@ fn route(r: Route) -> &'static str {
     r.name()
 }
 
-/// The text `exec` and `demo` print when a session ends (`--json` prints the summary
-/// itself).
+/// `B_t 0.412 < τ_t 0.530` when the belief fell under the threshold; for an escalation
+/// that was not the judge's (a fault, a forced one) the two are only reported, since the
+/// inequality would be false.
+fn belief_vs_threshold(belief: f64, threshold: f64) -> String {
+    if belief < threshold {
+        format!("B_t {belief:.3} < τ_t {threshold:.3}")
+    } else {
+        format!("B_t {belief:.3}, τ_t {threshold:.3}")
+    }
+}
+
+/// The text `exec`, `demo` and leaving the TUI print when a session ends (`--json` prints
+/// the summary itself): outcome, the model's summary, what changed, the money, and the
+/// commands that show or undo the change.
 pub fn summary_text(summary: &super::headless::Summary) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    let _ = writeln!(out, "session      {}", summary.session);
     let _ = writeln!(out, "outcome      {}", summary.outcome.name());
     let _ = writeln!(out, "steps        {}", summary.steps);
+    if let Some(finish) = &summary.finish {
+        let mut lines = finish.lines();
+        let _ = writeln!(out, "finish       {}", lines.next().unwrap_or(""));
+        for l in lines {
+            let _ = writeln!(out, "             {l}");
+        }
+    }
+    match (&summary.changes, &summary.no_checkpoints) {
+        (Some(c), _) if c.files_changed == 0 => {
+            let _ = writeln!(out, "changes      none");
+        }
+        (Some(c), _) => {
+            let mut lines = c.stat.lines().map(str::trim_start).collect::<Vec<_>>();
+            let total = lines.pop().unwrap_or("");
+            let _ = writeln!(out, "changes      {total}");
+            for l in lines {
+                let _ = writeln!(out, "               {l}");
+            }
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(out, "changes      not recorded: {why}");
+        }
+        (None, None) => {}
+    }
     for e in &summary.escalations {
         let _ = writeln!(
             out,
-            "escalation   step {} → {} ({}{}) B_t {:.3} < τ_t {:.3}",
+            "escalation   step {} → {} ({}{}) {}",
             e.step,
             route(e.route),
             e.reason.name(),
             if e.shadow { ", shadow" } else { "" },
-            e.belief,
-            e.threshold
+            belief_vs_threshold(e.belief, e.threshold)
         );
     }
     let _ = writeln!(
@@ -49,6 +85,13 @@ pub fn summary_text(summary: &super::headless::Summary) -> String {
         );
     }
     let _ = writeln!(out, "log          {}", summary.log);
+    if let Some(c) = &summary.changes
+        && c.files_changed > 0
+        && !c.diff_command.is_empty()
+    {
+        let _ = writeln!(out, "diff         {}", c.diff_command);
+        let _ = writeln!(out, "undo         {}", c.undo_command);
+    }
     out
 }
 
@@ -132,10 +175,11 @@ pub fn event_line(e: &Event) -> Option<String> {
             shadow,
             ..
         } => format!(
-            "{}escalation → {} ({}): B_t {belief:.3} < τ_t {threshold:.3}",
+            "{}escalation → {} ({}): {}",
             if *shadow { "[shadow] " } else { "" },
             route(*r),
-            reason.name()
+            reason.name(),
+            belief_vs_threshold(*belief, *threshold)
         ),
         Event::OperatorAsked {
             question, options, ..
@@ -260,17 +304,20 @@ pub fn replay_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)
                 shadow,
                 ..
             } => out.push_str(&format!(
-                "  log: step {step} tick {tick}: escalated to {} ({}{}) B {belief:.3} < τ {threshold:.3}\n",
+                "  log: step {step} tick {tick}: escalated to {} ({}{}) {}\n",
                 route(*r),
                 reason.name(),
-                if *shadow { ", shadow" } else { "" }
+                if *shadow { ", shadow" } else { "" },
+                if belief < threshold {
+                    format!("B {belief:.3} < τ {threshold:.3}")
+                } else {
+                    format!("B {belief:.3}, τ {threshold:.3}")
+                }
             )),
-            Event::SeniorReturned { tick, .. } => {
-                out.push_str(&format!("  log: tick {tick}: senior returned, belief reset\n"))
-            }
-            Event::SessionEnded {
-                outcome, ticks, ..
-            } => out.push_str(&format!(
+            Event::SeniorReturned { tick, .. } => out.push_str(&format!(
+                "  log: tick {tick}: senior returned, belief reset\n"
+            )),
+            Event::SessionEnded { outcome, ticks, .. } => out.push_str(&format!(
                 "  log: ended {} after {ticks} ticks\n",
                 outcome.name()
             )),

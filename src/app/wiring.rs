@@ -42,6 +42,9 @@ pub enum ExecError {
 pub struct Prepared {
     pub setup: SessionSetup,
     pub log_path: PathBuf,
+    /// Why this session keeps no checkpoints (the directory is in no git repository);
+    /// already said on stderr, and shown again where stderr is hidden (the TUI).
+    pub no_checkpoints: Option<String>,
 }
 
 /// Builds clients, judge and prompts from a validated config.
@@ -65,11 +68,15 @@ pub fn prepare(
     let mut config = config;
     let senior = senior_client(&mut config)?;
     let watch = SessionJudge::from_config(&config)?;
-    let prompts = Prompts::load(&config.prompts)?.for_protocols(
+    let mut prompts = Prompts::load(&config.prompts)?.for_protocols(
         config.junior.tool_protocol,
         config.senior.tool_protocol,
         &crate::agent::tools::spec::specs(),
     );
+    let project = project_instructions(repo);
+    prompts.junior = crate::instructions::with_instructions(&prompts.junior, &project);
+    prompts.senior = crate::instructions::with_instructions(&prompts.senior, &project);
+    let no_checkpoints = prune_or_warn(repo, &config.checkpoints);
     let session_id = new_session_id();
     let log_path = match log {
         Some(p) => p,
@@ -91,7 +98,67 @@ pub fn prepare(
             senior,
         },
         log_path,
+        no_checkpoints,
     })
+}
+
+/// The project's instruction files (`AGENTS.md`) from the repository root down to `dir`,
+/// as one capped block for the junior's and the senior's system prompts; a file that
+/// cannot be read is warned about, not silently skipped.
+fn project_instructions(dir: &Path) -> String {
+    let root = crate::repo::Repo::open(dir)
+        .map(|r| r.workdir().to_path_buf())
+        .unwrap_or_else(|_| dir.to_path_buf());
+    let root = root.canonicalize().unwrap_or(root);
+    let cwd = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let names: Vec<String> = crate::instructions::DEFAULT_FILES
+        .iter()
+        .map(|n| (*n).to_string())
+        .collect();
+    let (files, errors) = crate::instructions::find(&root, &cwd, &names);
+    for (path, e) in errors {
+        eprintln!("handoff: warning: cannot read {}: {e}", path.display());
+    }
+    crate::instructions::block(&files, crate::instructions::DEFAULT_CAP_BYTES)
+}
+
+/// Before a session: prunes old sessions' checkpoints as `[checkpoints]` says, or warns
+/// that there will be none. Returns the reason when there will be none.
+///
+/// Nothing here stops the session: a session outside git still works, it only cannot be
+/// diffed or restored afterwards, and a failed prune leaves old refs, nothing worse.
+fn prune_or_warn(dir: &Path, limits: &crate::config::CheckpointsConfig) -> Option<String> {
+    use crate::repo::{Repo, RepoError};
+    match Repo::open(dir) {
+        Ok(repo) => {
+            if limits.prune {
+                match repo.prune(limits.policy(), std::time::SystemTime::now()) {
+                    Ok(r) if !r.removed.is_empty() => eprintln!(
+                        "handoff: removed the checkpoints of {} old session(s) ([checkpoints] \
+                         max_age_days = {}, max_sessions = {})",
+                        r.removed.len(),
+                        limits.max_age_days,
+                        limits.max_sessions
+                    ),
+                    Ok(_) => {}
+                    Err(e) => eprintln!("handoff: warning: pruning old checkpoints failed: {e}"),
+                }
+            }
+            None
+        }
+        Err(e) => {
+            let why = match e {
+                RepoError::NotARepository(d) => format!(
+                    "{} is not inside a git repository, so this session keeps no checkpoints \
+                     and cannot be diffed or restored afterwards (run `git init` there first)",
+                    d.display()
+                ),
+                other => format!("no checkpoints for this session: {other}"),
+            };
+            eprintln!("handoff: warning: {why}");
+            Some(why)
+        }
+    }
 }
 
 /// The senior's client. A senior without its key is only an error when the session may hand

@@ -7,6 +7,16 @@ use anyhow::Context;
 
 use crate::config::Config;
 
+/// The `-c KEY=VALUE` settings of this process, set once by `cli::main` before any command
+/// runs (they are global options, parsed before the command's own arguments are used).
+static COMMAND_LINE_OVERRIDES: std::sync::OnceLock<Vec<crate::config::Override>> =
+    std::sync::OnceLock::new();
+
+/// Records the `-c` settings for every later [`ConfigArg::load`].
+pub fn set_overrides(overrides: Vec<crate::config::Override>) {
+    let _ = COMMAND_LINE_OVERRIDES.set(overrides);
+}
+
 /// `--config FILE`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ConfigArg {
@@ -21,9 +31,13 @@ impl ConfigArg {
         Ok(self.load_with_source()?.0)
     }
 
-    /// The config and where it came from, for commands that print the source.
+    /// The config and where it came from, for commands that print the source: the file,
+    /// then the `HANDOFF_*` variables, then `-c` (README, "Configuration").
     pub fn load_with_source(&self) -> anyhow::Result<(Config, crate::config::Source)> {
-        Config::discover(self.config.as_deref()).context("loading the configuration")
+        let mut overrides = crate::config::Override::from_env(std::env::vars());
+        overrides.extend(COMMAND_LINE_OVERRIDES.get().cloned().unwrap_or_default());
+        Config::discover_with(self.config.as_deref(), &overrides)
+            .context("loading the configuration")
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -66,6 +80,67 @@ pub struct SessionArgs {
     pub shadow: bool,
     #[command(flatten)]
     pub log: LogArg,
-    /// What the junior should do.
+    /// What the junior should do; `-` reads it from stdin.
     pub task: String,
+}
+
+impl SessionArgs {
+    /// The task as given, or read from stdin when it is `-` (a task written by another
+    /// program, or too long for a command line); an unreadable stdin is bad input.
+    pub fn task_text(&self) -> anyhow::Result<String> {
+        if self.task != "-" {
+            return Ok(self.task.clone());
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("reading the task from stdin")
+            .map_err(crate::exit::bad_input)?;
+        Ok(text.trim().to_string())
+    }
+}
+
+/// `--repo DIR` of the commands that read or change a repository's checkpoints.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RepoArg {
+    /// The git repository the session worked in.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+}
+
+impl RepoArg {
+    /// The repository; a directory outside any git repository is bad input (exit 4).
+    pub fn open(&self) -> anyhow::Result<crate::repo::Repo> {
+        crate::repo::Repo::open(&self.repo).map_err(repo_error)
+    }
+}
+
+/// The session a checkpoint command names: an id as the summary prints it, or `last` for
+/// the newest session with checkpoints in this repository.
+pub fn session_id(repo: &crate::repo::Repo, wanted: &str) -> anyhow::Result<String> {
+    if wanted != "last" {
+        return Ok(wanted.to_string());
+    }
+    let sessions = repo.list_sessions().map_err(repo_error)?;
+    sessions.first().map(|s| s.session.clone()).ok_or_else(|| {
+        crate::exit::bad_input(anyhow::anyhow!(
+            "no session has checkpoints in {}",
+            repo.workdir().display()
+        ))
+    })
+}
+
+/// A checkpoint error as the exit code sees it: a missing repository, session or step, or
+/// changes a restore would overwrite, are about what the user asked for (exit 4); a
+/// failing git operation is not (exit 3).
+pub fn repo_error(e: crate::repo::RepoError) -> anyhow::Error {
+    use crate::repo::RepoError;
+    match e {
+        RepoError::Git(_) | RepoError::Io { .. } => anyhow::Error::new(e),
+        _ => crate::exit::bad_input(e),
+    }
+}
+
+/// `s` as one shell word: unchanged when it is plainly safe, else in single quotes.
+pub fn shell_quote(s: &str) -> String {
+    crate::app::summary::shell_quote(s)
 }

@@ -22,15 +22,20 @@ pub struct Args {
     /// Approve every tool call that `agent.approval` would ask about.
     #[arg(long)]
     approve: bool,
+    /// Also write the model's last message (its `finish` summary, else its last words) to
+    /// FILE.
+    #[arg(short = 'o', long = "output-last-message", value_name = "FILE")]
+    output: Option<PathBuf>,
     #[command(flatten)]
     session: SessionArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let config = args.config.load()?;
+    let task = args.session.task_text()?;
     let exec = crate::app::headless::ExecArgs {
         repo: args.session.repo,
-        task: args.session.task,
+        task,
         json: args.json,
         shadow: args.session.shadow,
         answers: args.answers,
@@ -40,6 +45,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let summary = runtime()?
         .block_on(crate::app::headless::exec(config, exec))
         .context("running the session")?;
+    if let Some(path) = &args.output {
+        let mut text = summary.final_text().to_string();
+        text.push('\n');
+        std::fs::write(path, text)
+            .with_context(|| format!("writing the last message to {}", path.display()))?;
+    }
     emit(args.json, Shape::Line, &summary, || {
         crate::app::present::summary_text(&summary)
     })?;

@@ -1,16 +1,27 @@
-//! `handoff init`: write the documented example config where `discover` will find it.
+//! `handoff init [--preset NAME]`: write a config where `discover` will find it: the
+//! documented example, or with a preset matched `[junior]`/`[senior]` sections for one kind
+//! of server (local presets need no key), so the first `doctor` and `exec` work unedited.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 
 use crate::exit::Exit;
+use crate::presets::Preset;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Write here instead of the XDG config path.
     #[arg(long)]
     path: Option<PathBuf>,
+    /// Matched junior and senior sections for one server: llamacpp, ollama, vllm,
+    /// lmstudio, openai or real-models.
+    #[arg(long, value_name = "NAME", value_parser = preset_names())]
+    preset: Option<String>,
+}
+
+fn preset_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(Preset::ALL.map(Preset::name))
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -18,8 +29,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         Some(p) => p,
         None => crate::config::default_path().context("cannot find the XDG config directory")?,
     };
-    crate::config::init(&path)
-        .with_context(|| format!("writing the example config to {}", path.display()))?;
+    let preset = args.preset.as_deref().and_then(Preset::from_name);
+    let text = preset.map_or_else(|| crate::config::EXAMPLE.to_string(), Preset::config_text);
+    crate::config::init_with(&path, &text)
+        .with_context(|| format!("writing the config to {}", path.display()))?;
     println!("wrote {}", path.display());
+    if let Some(p) = preset {
+        let (junior, senior) = p.endpoints();
+        println!("junior  {}  model {}", junior.base_url, junior.model);
+        println!("senior  {}  model {}", senior.base_url, senior.model);
+        if let Some(var) = junior.api_key_env.or(senior.api_key_env) {
+            println!("needs   export {var}=<your key>");
+        }
+        println!("next    handoff doctor, then handoff exec --repo DIR \"TASK\"");
+    }
     Ok(Exit::Success)
 }

@@ -5,19 +5,27 @@
 
 pub mod args;
 mod calibrate;
+mod completions;
 mod demo;
+mod diff;
 mod doctor;
 mod eval;
 mod exec;
 mod init;
+mod man;
 pub mod output;
 mod replay;
 mod report;
+mod restore;
 mod run;
+mod sessions;
 mod simulate;
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use crate::exit::Exit;
@@ -28,7 +36,14 @@ use crate::exit::Exit;
     version,
     about = "A coding agent that knows when to ask for help"
 )]
-struct Cli {
+pub(crate) struct Cli {
+    /// Run as if started in DIR (before anything else is read, the config included).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    chdir: Option<PathBuf>,
+    /// Override one config setting, as in the file: -c junior.model=qwen2.5-coder:7b
+    /// (repeatable; beats HANDOFF_<SECTION>__<KEY> variables, which beat the file).
+    #[arg(short = 'c', global = true, value_name = "KEY=VALUE")]
+    set: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -58,11 +73,26 @@ enum Command {
     Calibrate(calibrate::Args),
     /// Show a logged session again; with --calibration/--policy, judge it again too.
     Replay(replay::Args),
+    /// Show what a session changed: one step, or the whole session, from its checkpoints.
+    Diff(diff::Args),
+    /// Put the work tree back to a checkpoint of a session (refuses over your own
+    /// uncommitted changes unless --force).
+    Restore(restore::Args),
+    /// List the sessions that keep checkpoints in a repository, or prune old ones.
+    Sessions(sessions::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the man page (roff) on stdout: handoff man > handoff.1
+    Man,
 }
 
 /// Parses the command line, runs the command and decides the exit code ([`Exit`]).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(err) = global_options(&cli) {
+        eprintln!("handoff: {err:#}");
+        return Exit::for_error(&err).into();
+    }
     let result = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Run(a) => run::run(a),
@@ -74,6 +104,11 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Restore(a) => restore::run(a),
+        Command::Sessions(a) => sessions::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man => man::run(),
     };
     match result {
         Ok(exit) => exit.into(),
@@ -82,4 +117,26 @@ pub fn main() -> ExitCode {
             Exit::for_error(&err).into()
         }
     }
+}
+
+/// `-C DIR` and `-c KEY=VALUE`, which every command takes: the directory changes first, so
+/// relative paths everywhere (`--repo .`, `--config`, logs) mean what they would there.
+fn global_options(cli: &Cli) -> anyhow::Result<()> {
+    if let Some(dir) = &cli.chdir {
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("-C {}", dir.display()))
+            .map_err(crate::exit::bad_input)?;
+    }
+    let overrides = cli
+        .set
+        .iter()
+        .map(|a| crate::config::Override::from_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    args::set_overrides(overrides);
+    Ok(())
+}
+
+/// The command line as clap sees it, for completions and the man page.
+pub(crate) fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }

@@ -17,24 +17,35 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        eprintln!("handoff: run needs a terminal; for a session without one use `handoff exec`");
+        return Ok(Exit::Usage);
+    }
     let mut config = args.config.load()?;
     config.policy.shadow |= args.session.shadow;
+    let task = args.session.task_text()?;
     let session = args.session;
-    let (reason, log) = runtime()?
+    let (left, log) = runtime()?
         .block_on(async {
             let prepared = crate::app::wiring::prepare(
                 config,
                 &session.repo,
-                &session.task,
+                &task,
                 crate::agent::session::Approvals::Interactive,
                 session.log.log,
             )?;
             let log = prepared.log_path.clone();
-            let reason = crate::app::interactive::run_tui(prepared, None).await?;
-            Ok::<_, anyhow::Error>((reason, log))
+            let left = crate::app::interactive::run_tui(prepared, None).await?;
+            Ok::<_, anyhow::Error>((left, log))
         })
         .context("running the session")?;
-    eprintln!("session log: {}", log.display());
+    // The terminal is restored: what the session did, and how to see or undo it.
+    match &left.summary {
+        Some(summary) => eprint!("{}", crate::app::present::summary_text(summary)),
+        None => eprintln!("session log: {}", log.display()),
+    }
+    let reason = left.reason;
     // Leaving before the session ended (quit, a signal, stdin closed) is an abort: the
     // work has no result a script could use.
     Ok(match reason {

@@ -135,23 +135,22 @@ pub async fn demo(
     log: Option<PathBuf>,
 ) -> Result<Option<crate::app::headless::Summary>, DemoRunError> {
     let demo = prepare().await?;
-    let log = log
-        .or_else(|| {
-            crate::config::sessions_dir().map(|d| {
-                d.join(format!(
-                    "demo-{}.jsonl",
-                    crate::app::wiring::new_session_id()
-                ))
-            })
-        })
-        .unwrap_or_else(|| demo.dir.path().join("demo.jsonl"));
     let approvals = if headless {
         crate::agent::session::Approvals::Granted
     } else {
         crate::agent::session::Approvals::Interactive
     };
-    let prepared =
+    let named = log.is_some();
+    let fallback = demo.dir.path().join("demo.jsonl");
+    let log = log.unwrap_or_else(|| fallback.clone());
+    let mut prepared =
         crate::app::wiring::prepare(demo.config.clone(), &demo.repo, TASK, approvals, Some(log))?;
+    if !named {
+        // The log is named after the session it holds, as every other session's is.
+        let id = &prepared.setup.session_id;
+        prepared.log_path =
+            crate::config::sessions_dir().map_or(fallback, |d| d.join(format!("demo-{id}.jsonl")));
+    }
     if headless {
         let answers = std::collections::VecDeque::from([crate::app::operator::PreparedAnswer {
             answer: HEADLESS_ANSWER.into(),
@@ -163,6 +162,13 @@ pub async fn demo(
             false,
         )
         .await?;
+        let mut summary = summary;
+        // The demo's repository is temporary and gone when the demo ends: no command can
+        // diff or undo it afterwards, so none is offered.
+        if let Some(c) = summary.changes.as_mut() {
+            c.diff_command.clear();
+            c.undo_command.clear();
+        }
         return Ok(Some(summary));
     }
     crate::app::interactive::run_tui(prepared, Some(BANNER.to_string())).await?;

@@ -69,7 +69,8 @@ pub struct CheckpointDiff {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestoreReport {
     pub session: String,
-    pub step: u32,
+    /// The checkpoint restored: a step number or a kept name.
+    pub name: String,
     /// The tree the work tree now matches.
     pub tree: String,
     /// With force over changes no checkpoint held: the kept name they were saved under
@@ -243,13 +244,26 @@ impl Repo {
         step: u32,
         force: bool,
     ) -> Result<RestoreReport, RepoError> {
+        self.restore_named(session, &step.to_string(), force)
+    }
+
+    /// Like [`Repo::restore_checkpoint`], for any checkpoint of the session by its name: a
+    /// step number, or a kept name such as the `before-restore-…` a forced restore saved,
+    /// so a forced restore is undone with the same command.
+    pub fn restore_named(
+        &self,
+        session: &str,
+        name: &str,
+        force: bool,
+    ) -> Result<RestoreReport, RepoError> {
         let s = self.session(session)?;
         let target = s
-            .steps()
-            .find(|c| c.step == Some(step))
+            .checkpoints
+            .iter()
+            .find(|c| c.name == name)
             .ok_or_else(|| RepoError::NoCheckpoint {
                 session: session.to_string(),
-                name: step.to_string(),
+                name: name.to_string(),
             })?
             .tree
             .clone();
@@ -276,7 +290,7 @@ impl Repo {
         self.restore(&target)?;
         Ok(RestoreReport {
             session: session.to_string(),
-            step,
+            name: name.to_string(),
             tree: target,
             saved_as,
             files_changed,

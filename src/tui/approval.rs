@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use super::intent::Action;
 use super::keys::{KeyHint, KeyOutcome, hint, is_char};
 use super::question::hint_line;
-use super::text::{Tone, ellipsize, style_of};
+use super::text::{TLine, Tone, ellipsize, style_of};
 use crate::protocol::Command;
 
 /// A tool call waiting for approval.
@@ -18,7 +18,13 @@ pub struct ApprovalPrompt {
     pub call_id: String,
     pub name: String,
     pub arguments: String,
+    /// The file change the call would make (its patch or content), when it makes one:
+    /// shown above the question, so a write is judged by what it writes.
+    pub change: Vec<TLine>,
 }
+
+/// Lines of a change shown in the prompt (the transcript, expanded with `o`, has more).
+pub const CHANGE_LINES_SHOWN: usize = 12;
 
 impl ApprovalPrompt {
     /// Takes y/n only, so the operator can still scroll the transcript to judge the call.
@@ -43,7 +49,11 @@ impl ApprovalPrompt {
 
     /// Draws the prompt along the bottom of `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let height = 4.min(area.height);
+        let change_rows = u16::try_from(self.change.len().saturating_sub(1)).unwrap_or(u16::MAX);
+        let height = (4 + change_rows)
+            .min(area.height.max(4) / 2)
+            .max(4)
+            .min(area.height);
         let rect = Rect {
             x: area.x,
             y: area.y + area.height.saturating_sub(height),
@@ -51,13 +61,23 @@ impl ApprovalPrompt {
             height,
         };
         let room = (rect.width as usize).saturating_sub(4);
-        let lines = vec![
-            Line::styled(
-                ellipsize(&format!("{} {}", self.name, self.arguments), room),
-                style_of(Tone::ToolName, true),
-            ),
-            hint_line(&self.hints()),
-        ];
+        let mut lines = vec![Line::styled(
+            ellipsize(&format!("{} {}", self.name, self.arguments), room),
+            style_of(Tone::ToolName, true),
+        )];
+        // The change, as many lines as fit above the hints.
+        let fit = usize::from(height.saturating_sub(4));
+        for l in self.change.iter().skip(1).take(fit) {
+            let spans: Vec<ratatui::text::Span<'static>> = l
+                .spans
+                .iter()
+                .map(|s| {
+                    ratatui::text::Span::styled(ellipsize(&s.text, room), style_of(s.tone, true))
+                })
+                .collect();
+            lines.push(Line::from(spans));
+        }
+        lines.push(hint_line(&self.hints()));
         let block = Block::default()
             .borders(Borders::ALL)
             .title(" Approve this tool call? ")

@@ -205,6 +205,7 @@ impl AppState {
             call_id: String::new(),
             name: String::new(),
             arguments: String::new(),
+            change: Vec::new(),
         };
         let mut global = self.global_hints();
         global.push(hint("Ctrl-C", "quit now"));

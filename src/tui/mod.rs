@@ -19,6 +19,7 @@ pub mod help;
 pub mod input;
 pub mod intent;
 pub mod keys;
+pub mod patchview;
 pub mod question;
 pub mod run;
 pub mod state;

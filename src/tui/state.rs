@@ -196,10 +196,22 @@ impl AppState {
                 ..
             } => {
                 if !self.replay {
+                    let change = self
+                        .transcript
+                        .tool_mut(call_id)
+                        .and_then(|t| {
+                            crate::tui::patchview::change_lines(
+                                name,
+                                &t.arguments,
+                                crate::tui::approval::CHANGE_LINES_SHOWN,
+                            )
+                        })
+                        .unwrap_or_default();
                     self.approval = Some(ApprovalPrompt {
                         call_id: call_id.clone(),
                         name: name.clone(),
                         arguments: summary.clone(),
+                        change,
                     });
                 }
             }

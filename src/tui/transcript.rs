@@ -18,6 +18,8 @@ use crate::protocol::Actor;
 const TOOL_OUTPUT_LINES: usize = 12;
 /// Columns of tool arguments shown when expanded (a `write_file` carries a whole file).
 const ARGS_SHOWN: usize = 2000;
+/// Lines of a patch or a written file shown when tool calls are expanded.
+const CHANGE_LINES_SHOWN: usize = 40;
 /// Rows moved by PgUp/PgDn.
 const PAGE: usize = 10;
 
@@ -272,10 +274,22 @@ fn tool_lines(t: &ToolEntry, expanded: bool, width: usize) -> Vec<TLine> {
     head.push(&outcome, tone);
     let mut lines = vec![head];
     if expanded {
-        lines.push(
-            TLine::of("    args ", Tone::Dim)
-                .with(&ellipsize(&t.arguments, ARGS_SHOWN), Tone::Text),
-        );
+        match super::patchview::change_lines(&t.name, &t.arguments, CHANGE_LINES_SHOWN) {
+            // A file change reads as its lines, not as JSON with `\n` escapes.
+            Some(change) => {
+                for l in change {
+                    let mut row = TLine::of("    ", Tone::Dim);
+                    for s in l.spans {
+                        row.push(&s.text, s.tone);
+                    }
+                    lines.push(row);
+                }
+            }
+            None => lines.push(
+                TLine::of("    args ", Tone::Dim)
+                    .with(&ellipsize(&t.arguments, ARGS_SHOWN), Tone::Text),
+            ),
+        }
         if let Some((ok, out)) = &t.result {
             let tone = if *ok { Tone::Text } else { Tone::Err };
             let all: Vec<&str> = out.lines().collect();

@@ -23,6 +23,27 @@ const TALL: u16 = 10;
 pub fn draw(frame: &mut Frame<'_>, state: &AppState) {
     let area = frame.area();
     render(state, area, frame.buffer_mut());
+    if no_color() {
+        strip_colour(frame.buffer_mut());
+    }
+}
+
+/// Whether the user asked for no colour: `NO_COLOR` set and not empty (no-color.org).
+/// Read once; the screen does not change its mind mid-session.
+fn no_color() -> bool {
+    static NO_COLOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NO_COLOR.get_or_init(|| std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()))
+}
+
+/// Takes every colour out of a drawn screen, keeping bold, reverse and underline, so what
+/// colour marked (the selection, the speaker, added and removed lines) is still told apart
+/// by the modifiers and the text. One pass at the end, rather than a branch in every widget.
+pub fn strip_colour(buf: &mut ratatui::buffer::Buffer) {
+    use ratatui::style::Color;
+    for cell in &mut buf.content {
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+    }
 }
 
 /// Draws the whole screen into a buffer (what [`draw`] does, without a terminal).

@@ -3,10 +3,13 @@
 
 pub mod support;
 
+mod checkpoint_cli;
 mod control;
+mod conventions;
 mod exec_binary;
 mod exit_codes;
 mod local_only;
 mod loop_cases;
+mod onboarding;
 mod protect;
 mod protocol;

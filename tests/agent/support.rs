@@ -218,3 +218,58 @@ pub async fn drive(
         events: read_log(&log),
     }
 }
+
+/// What one run of the real binary left.
+#[allow(dead_code)]
+pub struct Bin {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the `handoff` binary with `args`, `stdin` as its input (closed when `None`) and
+/// `env` on top of the test's environment, with the config and data dirs pointed at
+/// `home` so no user file is read or written.
+#[allow(dead_code)]
+pub async fn bin(
+    home: &Path,
+    args: &[&std::ffi::OsStr],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Bin {
+    use tokio::io::AsyncWriteExt;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
+    cmd.args(args)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env_remove("HANDOFF_CONFIG")
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("run handoff");
+    if let Some(text) = stdin {
+        let mut input = child.stdin.take().expect("stdin");
+        input.write_all(text.as_bytes()).await.expect("write stdin");
+    }
+    let out = child.wait_with_output().await.expect("handoff ran");
+    Bin {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Writes `cfg` as a config file in `dir`.
+#[allow(dead_code)]
+pub fn write_config(dir: &Path, cfg: &Config) -> PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, toml::to_string(cfg).expect("config to toml")).expect("write config");
+    path
+}

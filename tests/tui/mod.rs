@@ -1,3 +1,4 @@
 //! TUI behaviour through a real terminal.
 
 mod tmux_demo;
+mod tmux_run;

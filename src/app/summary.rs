@@ -1,0 +1,160 @@
+//! What a person needs when a session ends, gathered once for `exec` (text and `--json`)
+//! and for leaving the TUI: the money and escalations (the same fold `report` runs), the
+//! model's `finish` summary and last message, what changed in the work tree (from the
+//! session's checkpoints), and the exact commands that diff or undo it.
+
+use std::path::Path;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::metrics::session::SessionFold;
+use crate::protocol::{Actor, Event, Route, Stamped};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EscalationLine {
+    pub route: Route,
+    pub belief: f64,
+    pub threshold: f64,
+    pub step: u32,
+    pub reason: crate::protocol::EscalationReason,
+    pub shadow: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct CostLine {
+    pub usd: f64,
+    pub junior_usd: f64,
+    pub senior_usd: f64,
+    pub junior_tokens: u64,
+    pub senior_tokens: u64,
+}
+
+/// What the events of one session add up to.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    pub session: String,
+    pub escalations: Vec<EscalationLine>,
+    pub cost: CostLine,
+    /// The `summary` argument of the last `finish` call.
+    pub finish: Option<String>,
+    /// The text of the last model turn that said anything.
+    pub last_message: String,
+    /// Steps that tried to change a protected file.
+    pub protected_touched: u32,
+}
+
+/// Folds a session's events as they come (a consumer on its own channel).
+pub async fn collect(mut rx: mpsc::Receiver<Stamped>) -> Tally {
+    let mut fold = SessionFold::new("");
+    let mut tally = Tally::default();
+    let mut turn = String::new();
+    while let Some(s) = rx.recv().await {
+        match &s.event {
+            Event::SessionStarted { session_id, .. } => tally.session.clone_from(session_id),
+            Event::CostIncurred {
+                actor,
+                input_tokens,
+                output_tokens,
+                ..
+            } => match actor {
+                Actor::Junior => tally.cost.junior_tokens += input_tokens + output_tokens,
+                Actor::Senior => tally.cost.senior_tokens += input_tokens + output_tokens,
+            },
+            Event::StepStarted { .. } => turn.clear(),
+            Event::Token { text, .. } => {
+                turn.push_str(text);
+                if !turn.trim().is_empty() {
+                    tally.last_message.clone_from(&turn);
+                }
+            }
+            Event::ToolCalled {
+                name, arguments, ..
+            } if name == "finish" => {
+                tally.finish = arguments
+                    .get("summary")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string);
+            }
+            _ => {}
+        }
+        fold.push(&s.event);
+    }
+    let summary = fold.finish();
+    tally.escalations = summary
+        .escalations
+        .iter()
+        .map(|e| EscalationLine {
+            route: e.route,
+            belief: e.belief,
+            threshold: e.threshold,
+            step: e.step,
+            reason: e.reason,
+            shadow: e.shadow,
+        })
+        .collect();
+    tally.last_message = tally.last_message.trim().to_string();
+    tally.protected_touched = summary.protected_touched;
+    tally.cost.junior_usd = summary.cost.junior_usd;
+    tally.cost.senior_usd = summary.cost.senior_usd;
+    tally.cost.usd = summary.cost.junior_usd + summary.cost.senior_usd;
+    tally
+}
+
+/// What the session changed in the work tree, and how to look at or undo it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Changes {
+    pub files_changed: usize,
+    pub insertions: usize,
+    pub deletions: usize,
+    /// One line per file, then the totals.
+    pub stat: String,
+    /// The command that prints the whole session's diff.
+    pub diff_command: String,
+    /// The command that puts the work tree back as the session found it.
+    pub undo_command: String,
+}
+
+/// The session's change from its first checkpoint (the work tree as it started) to its
+/// last; `Err` with the reason when there are no checkpoints to read (no git repository).
+pub fn changes(repo_dir: &Path, session: &str) -> Result<Changes, String> {
+    let repo = crate::repo::Repo::open(repo_dir).map_err(|e| e.to_string())?;
+    let d = repo
+        .checkpoint_diff(session, None)
+        .map_err(|e| e.to_string())?;
+    let dir = repo.workdir().display().to_string();
+    let dir = shell_quote(dir.trim_end_matches('/'));
+    Ok(Changes {
+        files_changed: d.diff.files.len(),
+        insertions: d.diff.insertions(),
+        deletions: d.diff.deletions(),
+        stat: d.diff.stat(),
+        diff_command: format!("handoff diff {session} --repo {dir}"),
+        undo_command: format!("handoff restore {session} 0 --repo {dir}"),
+    })
+}
+
+/// `s` as one POSIX shell word: unchanged when plainly safe, else single-quoted.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn paths_become_one_shell_word() {
+        assert_eq!(shell_quote("/tmp/a-b_c.d"), "/tmp/a-b_c.d");
+        assert_eq!(shell_quote("/tmp/my repo"), "'/tmp/my repo'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}
