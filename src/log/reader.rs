@@ -69,9 +69,43 @@ pub struct LogReader<R> {
 /// renamed `x.jsonl` or a corrupt file cannot fill memory.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
-impl LogReader<BufReader<File>> {
-    /// Opens a log; anything but a regular file (a FIFO, a device) is refused, and the
-    /// open itself cannot block on a FIFO.
+/// The bytes of a log file: as written, or gzip-compressed (`*.jsonl.gz`, the form the
+/// real corpus under `data/real/` is committed in), so `report`, `calibrate` and `replay`
+/// read either without unpacking.
+#[derive(Debug)]
+pub enum LogInput {
+    Plain(BufReader<File>),
+    Gzip(BufReader<flate2::read::MultiGzDecoder<File>>),
+}
+
+impl std::io::Read for LogInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            LogInput::Plain(r) => r.read(buf),
+            LogInput::Gzip(r) => r.read(buf),
+        }
+    }
+}
+
+impl BufRead for LogInput {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self {
+            LogInput::Plain(r) => r.fill_buf(),
+            LogInput::Gzip(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amount: usize) {
+        match self {
+            LogInput::Plain(r) => r.consume(amount),
+            LogInput::Gzip(r) => r.consume(amount),
+        }
+    }
+}
+
+impl LogReader<LogInput> {
+    /// Opens a log (gzip when the name ends in `.gz`); anything but a regular file (a FIFO,
+    /// a device) is refused, and the open itself cannot block on a FIFO.
     pub fn open(path: &Path) -> Result<Self, LogError> {
         use std::os::unix::fs::OpenOptionsExt as _;
         let io = |source| LogError::Io {
@@ -88,8 +122,20 @@ impl LogReader<BufReader<File>> {
                 "not a regular file (a FIFO, socket or device); refused",
             )));
         }
-        LogReader::new(path, BufReader::new(file))
+        let input = if path.extension().is_some_and(|e| e == "gz") {
+            LogInput::Gzip(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
+        } else {
+            LogInput::Plain(BufReader::new(file))
+        };
+        LogReader::new(path, input)
     }
+}
+
+/// A session log by its name: `*.jsonl`, or `*.jsonl.gz`.
+fn is_log_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".jsonl") || n.ends_with(".jsonl.gz"))
 }
 
 /// Reads one line into `buf` (cleared first), keeping at most `cap` bytes of it; the rest
@@ -234,7 +280,8 @@ impl<R: BufRead> Iterator for LogReader<R> {
     }
 }
 
-/// The log files named by `inputs`: a file as given, a directory as every `*.jsonl` file
+/// The log files named by `inputs`: a file as given, a directory as every `*.jsonl` (or
+/// `*.jsonl.gz`) file
 /// under it (recursively), sorted by path. An input that cannot be read is reported in the
 /// second list and the others are still returned: one bad input never aborts a run.
 pub fn log_files(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<LogError>) {
@@ -284,7 +331,7 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, errors: &mut Vec<LogError>) {
         // `file_type` does not follow symlinks, so a link cycle cannot loop forever.
         match entry.file_type() {
             Ok(t) if t.is_dir() => walk(&path, found, errors),
-            Ok(_) if path.extension().is_some_and(|e| e == "jsonl") => found.push(path),
+            Ok(_) if is_log_name(&path) => found.push(path),
             Ok(_) => {}
             Err(source) => errors.push(LogError::Io { path, source }),
         }
@@ -316,6 +363,33 @@ mod tests {
             (3, false)
         );
         assert_eq!(buf, b"ab\n");
+    }
+
+    #[test]
+    fn a_gzipped_log_in_a_directory_is_found_and_read_like_a_plain_one() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = format!("{HEADER}\n{EVENT}\n{EVENT}\n");
+        std::fs::write(dir.path().join("a.jsonl"), &text).expect("write");
+        let gz = std::fs::File::create(dir.path().join("b.jsonl.gz")).expect("create");
+        let mut enc = flate2::write::GzEncoder::new(gz, flate2::Compression::default());
+        enc.write_all(text.as_bytes()).expect("compress");
+        enc.finish().expect("finish");
+        std::fs::write(dir.path().join("notes.txt.gz"), b"not a log").expect("write");
+        let (files, errors) = log_files(&[dir.path().to_path_buf()]);
+        assert!(errors.is_empty());
+        let names: Vec<_> = files
+            .iter()
+            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            .collect();
+        assert_eq!(names, ["a.jsonl", "b.jsonl.gz"]);
+        for f in &files {
+            let r = LogReader::open(f).expect("open");
+            assert_eq!(r.header().config_digest, "d");
+            let items: Vec<_> = r.collect();
+            assert_eq!(items.len(), 2, "{}", f.display());
+            assert!(items.iter().all(Result::is_ok));
+        }
     }
 
     #[test]
