@@ -36,6 +36,33 @@ fn closed_port_url() -> String {
     format!("http://127.0.0.1:{port}/v1")
 }
 
+/// Both endpoints at closed ports, no retries: every request fails at once.
+fn endpoints_down(cfg: &mut handoff::config::Config) {
+    cfg.junior.base_url = closed_port_url();
+    cfg.senior.base_url = closed_port_url();
+    cfg.junior.max_retries = 0;
+    cfg.senior.max_retries = 0;
+}
+
+/// `handoff exec` of a do-nothing task in `repo` under the config at `config`.
+async fn exec(
+    repo: &std::path::Path,
+    config: &std::path::Path,
+    log: &std::path::Path,
+) -> (Option<i32>, String) {
+    handoff(&[
+        "exec".as_ref(),
+        "--repo".as_ref(),
+        repo.as_os_str(),
+        "--config".as_ref(),
+        config.as_os_str(),
+        "--log".as_ref(),
+        log.as_os_str(),
+        "do nothing".as_ref(),
+    ])
+    .await
+}
+
 fn finishing_junior() -> Script {
     Script::new(vec![reply(
         confident("Done."),
@@ -53,17 +80,7 @@ async fn a_failed_check_exits_1_and_a_passed_one_0() {
         cfg.agent.check = Some(check.into());
         let path = write_config(work.path(), &cfg);
         let log = work.path().join("s.jsonl");
-        let (code, err) = handoff(&[
-            "exec".as_ref(),
-            "--repo".as_ref(),
-            dir.path().as_os_str(),
-            "--config".as_ref(),
-            path.as_os_str(),
-            "--log".as_ref(),
-            log.as_os_str(),
-            "do nothing".as_ref(),
-        ])
-        .await;
+        let (code, err) = exec(dir.path(), &path, &log).await;
         assert_eq!(code, Some(want), "check {check}: {err}");
     }
 }
@@ -74,23 +91,10 @@ async fn endpoints_down_abort_the_session_and_exit_3() {
     let dir = repo(&[("a.txt", "a\n")]);
     let work = tempfile::tempdir().expect("tempdir");
     let mut cfg = config(&j, &s);
-    cfg.junior.base_url = closed_port_url();
-    cfg.senior.base_url = closed_port_url();
-    cfg.junior.max_retries = 0;
-    cfg.senior.max_retries = 0;
+    endpoints_down(&mut cfg);
     let path = write_config(work.path(), &cfg);
     let log = work.path().join("s.jsonl");
-    let (code, err) = handoff(&[
-        "exec".as_ref(),
-        "--repo".as_ref(),
-        dir.path().as_os_str(),
-        "--config".as_ref(),
-        path.as_os_str(),
-        "--log".as_ref(),
-        log.as_os_str(),
-        "do nothing".as_ref(),
-    ])
-    .await;
+    let (code, err) = exec(dir.path(), &path, &log).await;
     assert_eq!(code, Some(3), "{err}");
     let text = std::fs::read_to_string(&log).expect("the log was written");
     assert!(text.contains("\"outcome\":\"aborted\""), "{text}");
@@ -115,10 +119,7 @@ async fn an_eval_whose_endpoints_are_down_exits_1_and_names_the_runs() {
     let (j, s) = servers(Script::new(vec![]), Script::new(vec![])).await;
     let work = tempfile::tempdir().expect("tempdir");
     let mut cfg = config(&j, &s);
-    cfg.junior.base_url = closed_port_url();
-    cfg.senior.base_url = closed_port_url();
-    cfg.junior.max_retries = 0;
-    cfg.senior.max_retries = 0;
+    endpoints_down(&mut cfg);
     let path = write_config(work.path(), &cfg);
     let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/bundled");
     let out = work.path().join("out");
