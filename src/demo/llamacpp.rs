@@ -16,6 +16,12 @@ use super::server::{Reply, Script};
 
 /// The 0.5B's stream for `request_tools_nprobs.json`: the call as JSON text, `n_probs: 3`.
 pub const RECORDED_TEXT_CALL_SSE: &str = include_str!("llamacpp/stream_tools_nprobs_text_call.sse");
+/// The 0.5B's stream for `request_json_schema.json` (`response_format` schema, `logprobs`,
+/// `top_logprobs: 5`): the first chunk has a logprob entry for "```" and no content, the
+/// sample llama.cpp's grammar refused; the reply itself starts with "{".
+pub const RECORDED_JSON_SCHEMA_SSE: &str = include_str!("llamacpp/stream_json_schema_grammar.sse");
+/// What the recorded 0.5B wrote under the schema.
+pub const GRAMMAR_CALL: &str = "{\n  \"name\": \"search\",\n  \"arguments\": {\n    \"pattern\": \"a\",\n    \"path\": \"calc.py\"\n  }\n}";
 /// The 1.5B's non-streamed answer to `request_tools_1p5b.json`: doubled braces.
 pub const RECORDED_DOUBLED_BRACES_JSON: &str =
     include_str!("llamacpp/completion_tools_text_call_1p5b.json");
@@ -31,6 +37,9 @@ pub const DOUBLED_BRACES: &str = r#"{{"name": "read_file", "arguments": {"path":
 pub enum Behaviour {
     /// A bare JSON call (the 0.5B, recorded).
     JsonInContent,
+    /// The 0.5B under a `response_format` schema (recorded, streamed): the grammar's
+    /// refused first sample arrives as a logprob entry without content.
+    GrammarJson,
     /// The call with doubled braces (the 1.5B, recorded).
     DoubledBraces,
     /// The call in a fenced ```json block with a line of prose before it (the 1.5B as senior).
@@ -50,6 +59,7 @@ impl Behaviour {
     pub fn content(&self) -> String {
         match self {
             Behaviour::JsonInContent => TEXT_CALL.into(),
+            Behaviour::GrammarJson => GRAMMAR_CALL.into(),
             Behaviour::DoubledBraces => DOUBLED_BRACES.into(),
             Behaviour::FencedBlock => format!(
                 "I will read the file first.\n```json\n{}\n```",
@@ -116,6 +126,9 @@ pub fn reply(behaviour: &Behaviour, body: &Value) -> Reply {
             return json_reply(RECORDED_DOUBLED_BRACES_JSON.trim_end().to_string());
         }
         return json_reply(completion_json(model, &behaviour.content()));
+    }
+    if *behaviour == Behaviour::GrammarJson {
+        return recorded(RECORDED_JSON_SCHEMA_SSE);
     }
     if *behaviour == Behaviour::JsonInContent
         && top == Some(3)

@@ -35,6 +35,10 @@ pub struct ParsedChunk<'a> {
     pub tool_fragments: Vec<ToolFragment>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
+    /// The delta said nothing: no `content` string (absent or `null`; `""` is something),
+    /// no tool call, no reasoning. Logprobs on such a chunk are llama.cpp's report of a
+    /// sample its grammar refused, not a token of the reply.
+    pub silent: bool,
 }
 
 impl ParsedChunk<'_> {
@@ -47,6 +51,7 @@ impl ParsedChunk<'_> {
             tool_fragments: self.tool_fragments,
             finish_reason: self.finish_reason,
             usage: self.usage,
+            silent: self.silent,
         }
     }
 }
@@ -100,6 +105,11 @@ struct WireChoice<'a> {
 struct WireDelta<'a> {
     #[serde(borrow)]
     content: Text<'a>,
+    /// vLLM's and DeepSeek's reasoning text: only whether it is there is read.
+    #[serde(borrow)]
+    reasoning: Text<'a>,
+    #[serde(borrow)]
+    reasoning_content: Text<'a>,
     #[serde(borrow)]
     tool_calls: OneOrMany<Obj<WireCall<'a>>>,
 }
@@ -203,7 +213,12 @@ fn normalise_chunk(wire: WireChunk<'_>) -> ParsedChunk<'_> {
     let Some(choice) = choice else {
         return out;
     };
+    out.silent = true;
     if let Some(Obj(delta)) = choice.delta.or(choice.message) {
+        out.silent = delta.content.0.is_none()
+            && delta.tool_calls.0.is_empty()
+            && delta.reasoning.0.is_none()
+            && delta.reasoning_content.0.is_none();
         out.content = delta.content.0.filter(|s| !s.is_empty());
         out.tool_fragments = delta
             .tool_calls

@@ -120,11 +120,14 @@ impl StreamDecoder {
             tool_fragments,
             finish_reason,
             usage,
+            silent,
         } = parsed;
         if let Some(error) = &error {
             return Err(LlmError::from_stream_error(error));
         }
-        self.tokens(tokens, content, out);
+        if !silent {
+            self.tokens(tokens, content, out);
+        }
         for fragment in tool_fragments {
             self.fragment(fragment, out);
         }
@@ -167,6 +170,27 @@ impl StreamDecoder {
     ) {
         match tokens {
             Some(tokens) if !tokens.is_empty() => {
+                // A silent chunk never gets here (see `ParsedChunk::silent`): llama.cpp with
+                // a grammar reports the sample the grammar refused ("```" before the JSON)
+                // in a chunk without content; counted as a token it would reach the text,
+                // the call parser and the judge's tick count.
+                let mut tokens = tokens;
+                let spelled = content.as_deref().is_none_or(|content| {
+                    tokens
+                        .iter()
+                        .try_fold(content, |rest, t| rest.strip_prefix(t.text.as_str()))
+                        == Some("")
+                });
+                if let Some(content) = content.filter(|_| !spelled) {
+                    // The content is what the reply says; the logprobs stay with it.
+                    for (i, t) in tokens.iter_mut().enumerate() {
+                        t.text = if i == 0 {
+                            content.to_string()
+                        } else {
+                            String::new()
+                        };
+                    }
+                }
                 for t in tokens {
                     if self.text_calls.is_some() {
                         self.text.push_str(&t.text);
@@ -377,6 +401,50 @@ mod tests {
                 prompt_tokens: 3,
                 completion_tokens: 2
             })]
+        );
+    }
+
+    /// The first two chunks llama.cpp 11434 streamed for a `response_format` request with
+    /// logprobs (recorded from the real server, top lists cut to one entry): the grammar
+    /// refused the "```" the model sampled first, and only "{\n" is the reply.
+    #[test]
+    fn a_logprob_without_content_is_not_a_token_of_the_reply() {
+        let mut d = StreamDecoder::new(true, 5);
+        let mut out = Vec::new();
+        for data in [
+            r#"{"choices":[{"finish_reason":null,"index":0,"delta":{},"logprobs":{"content":[{"id":73594,"token":"```","bytes":[96,96,96],"logprob":-0.7124825716018677,"top_logprobs":[{"id":73594,"token":"```","bytes":[96,96,96],"logprob":-0.7124825716018677}]}]}}],"object":"chat.completion.chunk"}"#,
+            r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"{\n"},"logprobs":{"content":[{"id":515,"token":"{\n","bytes":[123,10],"logprob":-0.3551928400993347,"top_logprobs":[{"id":515,"token":"{\n","bytes":[123,10],"logprob":-0.3551928400993347}]}]}}],"object":"chat.completion.chunk"}"#,
+        ] {
+            d.push_json(data.as_bytes(), &mut out).expect("chunk");
+        }
+        let texts: Vec<&str> = out
+            .iter()
+            .filter_map(|d| match d {
+                Delta::Token { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["{\n"]);
+    }
+
+    /// A server whose logprob tokens do not spell the content (a detokeniser that merges
+    /// bytes differently): the text is the content, the logprobs are kept.
+    #[test]
+    fn the_content_wins_when_the_tokens_spell_something_else() {
+        let mut d = StreamDecoder::new(true, 5);
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "ab"},
+            "logprobs": {"content": [{"token": "a", "logprob": -0.5}, {"token": "x", "logprob": -1.0}]}}]});
+        let out = d.push(&chunk).expect("chunk");
+        let tokens: Vec<(String, Option<f64>)> = out
+            .iter()
+            .filter_map(|d| match d {
+                Delta::Token { text, logprob, .. } => Some((text.clone(), *logprob)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            tokens,
+            [("ab".to_string(), Some(-0.5)), (String::new(), Some(-1.0))]
         );
     }
 }
