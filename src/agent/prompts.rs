@@ -127,11 +127,11 @@ mod tests {
                 .count();
             assert!(shown >= 1, "{prompt}");
             assert!(
-                prompt.contains(r#"- read_file {"path": "string", "end_line?": "integer", "start_line?": "integer"}: Read a text file with numbered lines."#),
+                prompt.contains("- read_file(path, start_line?, end_line?): Read a text file with numbered lines."),
                 "{prompt}"
             );
             for name in crate::agent::tools::spec::TOOL_NAMES {
-                assert!(prompt.contains(&format!("- {name} ")), "{name}: {prompt}");
+                assert!(prompt.contains(&format!("- {name}(")), "{name}: {prompt}");
             }
         }
         // The example the prompt shows is a call the parser reads.

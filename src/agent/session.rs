@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::competence::{Gate, StepFacts, Verdict};
 use crate::config::{Config, HandoffMode, RouteMode};
 use crate::llm::Client;
-use crate::llm::types::{ChatRequest, Message, ToolCall};
+use crate::llm::types::{ChatRequest, Message, ToolCall, ToolSpec};
 use crate::protocol::{
     Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route, SignalKind,
 };
@@ -159,6 +159,7 @@ pub async fn run(
         last_checkpoint: start_checkpoint.clone(),
         start_checkpoint,
         censored: false,
+        barred: None,
     };
     let outcome = session.steps().await;
     Ok(session.finish(outcome).await)
@@ -192,6 +193,10 @@ struct Session<'a> {
     last_checkpoint: Option<String>,
     /// Control left the junior: its own outcome is not observed.
     censored: bool,
+    /// The tool the last step called again on an unchanged tree: under a constrained
+    /// protocol the next reply's schema leaves it out, so a small model that would sample
+    /// the same call again must make another move (see [`Session::offered`]).
+    barred: Option<String>,
 }
 
 /// What the loop does next.
@@ -230,13 +235,13 @@ impl Session<'_> {
             if self.step >= config.agent.max_steps {
                 let message = format!("stopped after {} steps (agent.max_steps)", self.step);
                 self.warn("max_steps", message).await;
-                return Outcome::Aborted;
+                return self.ran_out().await;
             }
             let budget = config.agent.token_budget;
             if self.watch.tick() >= budget && self.senior_history.is_none() {
                 let message = format!("the junior used its token budget ({budget} tokens)");
                 self.warn("token_budget", message).await;
-                return Outcome::Aborted;
+                return self.ran_out().await;
             }
             if self.inbox.control().paused && self.inbox.wait(Waiting::Resume).await == Intent::Quit
             {
@@ -269,10 +274,8 @@ impl Session<'_> {
                 Some(h) => (h.clone(), None),
                 None => self.fitted_junior_history().await,
             };
-            let req = ChatRequest {
-                messages,
-                tools: specs.clone(),
-            };
+            let tools = self.offered(actor, &specs).await;
+            let req = ChatRequest { messages, tools };
             let end = match actor {
                 Actor::Junior => {
                     let mut judging = JuniorJudging {
@@ -370,6 +373,9 @@ impl Session<'_> {
                 let repeats = self
                     .progress
                     .made(Move::call(&name, &call.function.arguments), tree.as_deref());
+                if repeats > 0 && name != tools::spec::FINISH {
+                    self.barred = Some(name.clone());
+                }
                 let acted =
                     step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
                 let mut after = After::Continue;
@@ -440,7 +446,11 @@ impl Session<'_> {
         };
         if acted {
             history.push(Message::assistant(text, calls));
-            history.extend(report.replies);
+            let mut replies = report.replies;
+            if repeats > 0 {
+                reply::note_repeat(&mut replies);
+            }
+            history.extend(replies);
         } else {
             reply::ask_again(history, report.replies);
         }

@@ -2,8 +2,10 @@
 //!
 //! A server offered no `tools` field learns the tools from the prompt: one line per tool
 //! with its arguments, and one exact example call in the format [`super::textcall`] reads.
-//! Written for a 0.5B model: the argument shape is shown as a JSON object, not a schema,
-//! because small models copy what they see.
+//! Written for a 0.5B model, which copies what it sees: arguments are listed by name only,
+//! `read_file(path, start_line?, end_line?)`. Shown as a JSON object with the types as
+//! values (`{"path": "string"}`), the real 0.5B under a grammar wrote
+//! `{"path": "string"}` as its call; the worked example shows real values instead.
 
 use serde_json::Value;
 
@@ -16,13 +18,13 @@ pub const EXAMPLE_PLACEHOLDER: &str = "{example}";
 /// Placeholder in a prompt template for the tool names, comma-separated.
 pub const NAMES_PLACEHOLDER: &str = "{names}";
 
-/// One line per tool: `- name {"arg": "string", "opt?": "integer"}: first sentence.`
+/// One line per tool: `- name(arg, opt?): first sentence.`
 pub fn render_tools(tools: &[ToolSpec]) -> String {
     tools
         .iter()
         .map(|t| {
             format!(
-                "- {} {}: {}",
+                "- {}({}): {}",
                 t.name,
                 argument_shape(&t.parameters),
                 first_sentence(&t.description)
@@ -109,32 +111,27 @@ fn required(parameters: &Value) -> impl Iterator<Item = &str> {
         .filter_map(Value::as_str)
 }
 
-/// `{"path": "string", "depth?": "integer"}`: required first, each group in key order.
+/// `path, depth?`: required first, each group in the order the schema lists them.
 fn argument_shape(parameters: &Value) -> String {
     let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
-        return "{}".into();
+        return String::new();
     };
     let required: Vec<&str> = required(parameters).collect();
     let mut fields: Vec<(bool, String)> = properties
-        .iter()
-        .map(|(name, schema)| {
-            let kind = match schema.get("type").and_then(Value::as_str) {
-                Some("array") => "list of strings",
-                Some(other) => other,
-                None => "any",
-            };
+        .keys()
+        .map(|name| {
             let is_required = required.contains(&name.as_str());
             let key = if is_required {
                 name.clone()
             } else {
                 format!("{name}?")
             };
-            (!is_required, format!("\"{key}\": \"{kind}\""))
+            (!is_required, key)
         })
         .collect();
     fields.sort_by_key(|(optional, _)| *optional);
     let inner: Vec<String> = fields.into_iter().map(|(_, f)| f).collect();
-    format!("{{{}}}", inner.join(", "))
+    inner.join(", ")
 }
 
 fn first_sentence(description: &str) -> &str {

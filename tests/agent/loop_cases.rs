@@ -374,3 +374,52 @@ async fn replies_that_are_only_tool_calls_still_log_every_step_fact() {
         assert!(signals.iter().all(|s| !s.is_token_signal()));
     }
 }
+
+/// A session that runs out of steps is labelled by the check on the tree it left when there
+/// is a check (the junior that wrote done.txt succeeded, the one that did not failed), and
+/// stays aborted without one: shadow and eval runs of a weak junior carry labels.
+#[tokio::test]
+async fn running_out_of_steps_is_labelled_by_the_check() {
+    let read = |id: &str, path: &str| {
+        reply(
+            confident("Reading."),
+            Some((id, "read_file", json!({"path": path}))),
+        )
+    };
+    for (wrote, check, expected) in [
+        (true, Some("test -f done.txt"), Outcome::Success),
+        (false, Some("test -f done.txt"), Outcome::Failure),
+        (true, None, Outcome::Aborted),
+    ] {
+        let first = if wrote {
+            write_done()
+        } else {
+            read("c0", "README.md")
+        };
+        let junior = Script::new(vec![first, read("c1", "notes.txt")]);
+        let (j, s) = servers(junior, Script::new(vec![])).await;
+        let dir = repo(&FILES);
+        let mut cfg = config(&j, &s);
+        cfg.agent.max_steps = 2;
+        cfg.agent.check = check.map(str::to_string);
+        let ran = run(
+            cfg,
+            dir.path(),
+            "create done.txt",
+            vec![],
+            Approvals::Refused,
+        )
+        .await;
+        assert_eq!(
+            ran.summary.outcome, expected,
+            "wrote {wrote}, check {check:?}"
+        );
+        assert_eq!(ran.count("check_ran"), usize::from(check.is_some()));
+        let kinds = ran.kinds();
+        let warned = kinds.iter().position(|k| *k == "warning");
+        assert!(
+            warned.is_some(),
+            "the max_steps warning comes first: {kinds:?}"
+        );
+    }
+}

@@ -419,3 +419,65 @@ async fn a_server_that_truncates_the_prompt_is_reported_once() {
     assert_eq!(reported.len(), 1, "{reported:?}");
     assert!(reported[0].contains("500 prompt tokens"), "{reported:?}");
 }
+
+/// The real 0.5B under the `json_schema` protocol (recorded llama.cpp stream): the sample
+/// the grammar refused is not a token of the reply, the schema lists `name` before
+/// `arguments` (llama.cpp's grammar follows property order), and a call made again on the
+/// same tree is left out of the next reply's schema while the system prompt stays the same.
+#[tokio::test]
+async fn the_grammar_reply_reads_clean_and_a_repeated_call_is_barred_from_the_next_schema() {
+    let (j, s) = servers(llamacpp::script(Behaviour::GrammarJson), senior_finishes()).await;
+    let dir = repo(&CALC);
+    let mut c = patient(config(&j, &s));
+    c.junior.tool_protocol = ToolProtocol::JsonSchema;
+    let ran = run(c, dir.path(), "fix add", vec![], Approvals::Refused).await;
+    // Step 1's tokens spell the reply exactly: no "```" from the refused sample.
+    let mut first_step = String::new();
+    for e in &ran.events {
+        match e {
+            Event::Token { text, .. } => first_step.push_str(text),
+            Event::ToolCalled { .. } => break,
+            _ => {}
+        }
+    }
+    assert_eq!(first_step, llamacpp::GRAMMAR_CALL);
+    let calls = junior_calls(&ran);
+    assert_eq!(
+        calls[0],
+        ("search".into(), json!({"pattern": "a", "path": "calc.py"}))
+    );
+    let bodies = j.bodies();
+    let schema = bodies[0]["response_format"].to_string();
+    let (name, arguments) = (
+        schema.find(r#""name":{"const""#).expect("name"),
+        schema.find(r#""arguments":"#).expect("arguments"),
+    );
+    assert!(name < arguments, "{schema}");
+    let offered = |b: &serde_json::Value| -> Vec<String> {
+        b["response_format"]["json_schema"]["schema"]["anyOf"]
+            .as_array()
+            .expect("anyOf")
+            .iter()
+            .map(|x| {
+                x["properties"]["name"]["const"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect()
+    };
+    // Step 2 repeats step 1 on the same tree: step 3's schema leaves `search` out.
+    assert_eq!(offered(&bodies[1]).len(), 8);
+    assert!(!offered(&bodies[2]).contains(&"search".to_string()));
+    assert_eq!(offered(&bodies[2]).len(), 7);
+    assert_eq!(bodies[2]["messages"][0], bodies[0]["messages"][0]);
+    assert!(!warnings(&ran, "repeat_barred").is_empty());
+    // The model was told why it sees the same result again.
+    let told = bodies[2]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string();
+    assert!(told.contains("You made this exact call before"), "{told}");
+}

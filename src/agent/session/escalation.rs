@@ -6,7 +6,8 @@ use super::*;
 
 impl Session<'_> {
     /// No progress: the junior hands off with reason `stuck`; with no route left (the
-    /// senior is in charge, or the session only watches) the session ends aborted.
+    /// senior is in charge, or the session only watches) the session ends as
+    /// [`Session::ran_out`] labels it.
     pub(super) async fn stuck(&mut self, actor: Actor, why: String) -> Next {
         self.warn("stuck", why).await;
         if actor == Actor::Junior && !self.inbox.control().shadow {
@@ -19,7 +20,41 @@ impl Session<'_> {
                 .escalated(self.step, route, EscalationReason::Stuck, true);
             self.emitter.emit(ev).await;
         }
-        Next::End(Outcome::Aborted)
+        Next::End(self.ran_out().await)
+    }
+
+    /// The label of a session that ran out of steps, tokens or moves: with `agent.check`
+    /// set, the check judges the tree the session left (a junior that never got there
+    /// fails; a tree that passes is a success, whoever stopped), so shadow and eval runs of
+    /// a weak junior carry labels instead of `aborted`. Without a check it stays aborted.
+    /// A quit or a dead endpoint is not running out: those stay aborted (censored).
+    pub(super) async fn ran_out(&mut self) -> Outcome {
+        if self.config().agent.check.is_none() {
+            return Outcome::Aborted;
+        }
+        step::run_check(&self.env, &self.emitter, self.step).await
+    }
+
+    /// The tools the next reply may call: all of them, except that under a constrained
+    /// protocol (`json_schema`) a tool the last step called again on an unchanged tree is
+    /// left out of the schema for one reply (a warning says so). The system prompt still
+    /// lists every tool, so the server's prompt cache is kept.
+    pub(super) async fn offered(&mut self, actor: Actor, specs: &[ToolSpec]) -> Vec<ToolSpec> {
+        let client = match actor {
+            Actor::Junior => self.junior,
+            Actor::Senior => self.senior,
+        };
+        let Some(barred) = self.barred.take() else {
+            return specs.to_vec();
+        };
+        if !client.config().tool_protocol.constrains_reply() {
+            return specs.to_vec();
+        }
+        let message = format!(
+            "{barred} was called again on an unchanged work tree; this reply may not call it"
+        );
+        self.warn("repeat_barred", message).await;
+        specs.iter().filter(|t| t.name != barred).cloned().collect()
     }
 
     /// The junior's history as it fits its context window, and its size in bytes (to be
