@@ -2,15 +2,22 @@
 //!
 //! Sessions are read one file at a time (each streamed), turned into
 //! [`Trajectory`]s from the raw observation values their logs kept, labelled by their
-//! outcome, and split into training and held-out sessions by a hash of their identity, so
-//! the split is the same on every run and does not depend on file order. Escalated
+//! outcome, and split into training and held-out sessions by a hash of their *task* (the
+//! task text; the session id when a log has none), so every session of one task lands on
+//! the same side — several runs of a task (junior alone, with hand-offs, a rerun) never
+//! leak from training into the scores — and the split is the same on every run and does
+//! not depend on file order. Escalated
 //! sessions are censored (the junior's own outcome was never seen) and stay out of the fit
 //! unless asked; shadow sessions are unbiased and always in.
 //!
 //! Scores are taken on held-out sessions only, at ten fractions of each trajectory (10 %,
 //! 20 %, …, 100 % of its ticks): the judge is used all along a session, not only at its
-//! end, and every session weighs the same whatever its length.
+//! end, and every session weighs the same whatever its length. Each held-out score has a
+//! 95 % bootstrap interval over tasks, each ECE the noise floor a calibrated judge would
+//! get on the same forecasts, and the built-in prior judge is scored on the same sessions
+//! beside the fitted one.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -22,7 +29,8 @@ use crate::config::{Config, ThresholdKind};
 use crate::judge::SessionJudge;
 use crate::log::{LogError, LogReader, ReadWarning, log_files};
 use crate::metrics::{
-    Binning, Forecast, ReliabilityBin, aurc, auroc, brier, ece, mce, reliability_bins,
+    Binning, Forecast, Interval, ReliabilityBin, aurc, auroc, bootstrap, brier, ece,
+    ece_noise_floor, mce, reliability_bins,
 };
 use crate::protocol::Event;
 
@@ -36,6 +44,8 @@ const SCHEDULE_POINTS: u64 = 8;
 pub struct LoggedSession {
     pub source: PathBuf,
     pub session_id: String,
+    /// The task text of `session_started` (empty when the log has none).
+    pub task: String,
     pub trajectory: Trajectory,
     pub shadow: bool,
     pub censored: bool,
@@ -50,11 +60,12 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
     let mut warnings = Vec::new();
     let mut sessions = Vec::new();
     let mut decoder = EvidenceDecoder::new();
-    let mut current: Option<(String, TrajectoryFold)> = None;
+    let mut current: Option<(String, String, TrajectoryFold)> = None;
     let mut evidence = Vec::new();
-    let finish = |(id, fold): (String, TrajectoryFold)| LoggedSession {
+    let finish = |(id, task, fold): (String, String, TrajectoryFold)| LoggedSession {
         source: path.to_path_buf(),
         session_id: id,
+        task,
         trajectory: fold.trajectory,
         shadow: fold.shadow,
         censored: fold.censored,
@@ -68,11 +79,15 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
                 continue;
             }
         };
-        if let Event::SessionStarted { session_id, .. } = &event {
+        if let Event::SessionStarted {
+            session_id, task, ..
+        } = &event
+        {
             sessions.extend(current.take().map(finish));
-            current = Some((session_id.clone(), TrajectoryFold::default()));
+            current = Some((session_id.clone(), task.clone(), TrajectoryFold::default()));
         }
-        let (_, fold) = current.get_or_insert_with(|| (String::new(), TrajectoryFold::default()));
+        let (_, _, fold) = current
+            .get_or_insert_with(|| (String::new(), String::new(), TrajectoryFold::default()));
         evidence.clear();
         decoder.push(&event, &mut evidence);
         for e in &evidence {
@@ -140,12 +155,17 @@ impl Default for CalibrateOptions {
     }
 }
 
-/// Whether a session is held out: a hash of its id (of its log's path when it has none),
-/// so the split is stable across runs, independent of the order files are found in, and a
-/// session copied into two places lands on one side only.
-pub fn is_held_out(session: &LoggedSession, holdout: f64) -> bool {
+/// Whether a session is held out: a hash of its task (of its id, or its log's path, when
+/// it has none, or when `by_task` is off), so all sessions of a task fall on one side, the
+/// split is stable across
+/// runs, independent of the order files are found in, and a session copied into two places
+/// lands on one side only.
+pub fn is_held_out(session: &LoggedSession, holdout: f64, by_task: bool) -> bool {
     let mut h = Sha256::new();
-    if session.session_id.is_empty() {
+    if by_task && !session.task.is_empty() {
+        h.update(b"task\0");
+        h.update(session.task.as_bytes());
+    } else if session.session_id.is_empty() {
         h.update(session.source.to_string_lossy().as_bytes());
     } else {
         h.update(session.session_id.as_bytes());
@@ -169,6 +189,12 @@ pub struct SessionCounts {
     pub censored_skipped: usize,
     pub train: usize,
     pub holdout: usize,
+    /// Distinct tasks on each side.
+    pub train_tasks: usize,
+    pub holdout_tasks: usize,
+    /// The split's unit: `task`, or `session` when the sessions share fewer than two tasks
+    /// (a simulated corpus logs one task for all).
+    pub split: &'static str,
 }
 
 /// Calibration scores at one fraction of the trajectory (time-resolved ECE).
@@ -178,6 +204,9 @@ pub struct FractionScore {
     pub ece_mass10: Option<f64>,
     pub ece_width15: Option<f64>,
     pub brier: Option<f64>,
+    pub auroc: Option<f64>,
+    /// 95 % bootstrap interval of `auroc` over tasks.
+    pub auroc_ci: Option<Interval>,
 }
 
 /// Held-out scores of the fitted judge.
@@ -193,6 +222,12 @@ pub struct HoldoutScores {
     pub brier_prior: Option<f64>,
     pub auroc: Option<f64>,
     pub aurc: Option<f64>,
+    /// 95 % bootstrap intervals over held-out tasks (whole tasks resampled).
+    pub ece_mass10_ci: Option<Interval>,
+    pub brier_ci: Option<Interval>,
+    pub auroc_ci: Option<Interval>,
+    /// Where a calibrated judge's ECE (10 equal-mass bins) falls on these forecasts.
+    pub ece_mass10_noise: Option<Interval>,
     pub by_fraction: Vec<FractionScore>,
     pub reliability: Vec<ReliabilityBin>,
 }
@@ -213,6 +248,8 @@ pub struct CalibrationReport {
     pub prior: f64,
     pub tempering: f64,
     pub holdout: Option<HoldoutScores>,
+    /// The built-in prior judge (no fit) on the same held-out sessions.
+    pub builtin: Option<HoldoutScores>,
     pub schedule: Vec<SchedulePoint>,
     /// Held-out belief paths (belief per tick) with their labels, for plots; not printed.
     #[serde(skip)]
@@ -245,7 +282,7 @@ pub fn calibrate(
         read: sessions.len(),
         ..SessionCounts::default()
     };
-    let (mut train, mut held) = (Vec::new(), Vec::new());
+    let mut eligible = Vec::new();
     for s in sessions {
         if !s.ended {
             counts.incomplete += 1;
@@ -253,17 +290,34 @@ pub fn calibrate(
             counts.unlabelled += 1;
         } else if s.censored && !s.shadow && !options.include_censored {
             counts.censored_skipped += 1;
-        } else if is_held_out(s, options.holdout) {
-            held.push(s);
         } else {
-            train.push(s);
+            eligible.push(s);
         }
     }
+    let distinct = eligible
+        .iter()
+        .map(|s| group_key(s))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let by_task = distinct >= 2 && eligible.iter().all(|s| !s.task.is_empty());
+    counts.split = if by_task { "task" } else { "session" };
+    let (held, train): (Vec<&LoggedSession>, Vec<&LoggedSession>) = eligible
+        .into_iter()
+        .partition(|s| is_held_out(s, options.holdout, by_task));
     counts.train = train.len();
     counts.holdout = held.len();
+    let tasks = |side: &[&LoggedSession]| {
+        side.iter()
+            .map(|s| group_key(s))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    counts.train_tasks = tasks(&train);
+    counts.holdout_tasks = tasks(&held);
     let train_set: Vec<Trajectory> = train.iter().map(|s| s.trajectory.clone()).collect();
     let (calibration, fit_report) = fit(&train_set, &options.fit)?;
     let (holdout, traces) = score(&calibration, &held);
+    let (builtin, _) = score(&Calibration::prior(), &held);
     let schedule = schedule(&calibration, config)?;
     let report = CalibrationReport {
         files: corpus.files,
@@ -272,6 +326,7 @@ pub fn calibrate(
         tempering: calibration.tempering,
         fit: fit_report,
         holdout,
+        builtin,
         schedule,
         traces,
         warnings: corpus.warnings.clone(),
@@ -286,8 +341,22 @@ fn tick_at(k: usize, ticks: usize) -> usize {
 
 type Traces = Vec<(Vec<f64>, bool)>;
 
+/// What ties a session's forecasts together for the bootstrap and the split: its task.
+fn group_key(s: &LoggedSession) -> &str {
+    if s.task.is_empty() {
+        &s.session_id
+    } else {
+        &s.task
+    }
+}
+
+/// Bootstrap resamples and the seed of every interval (fixed: the numbers are reproducible).
+const BOOTSTRAP_REPS: usize = 1000;
+const BOOTSTRAP_SEED: u64 = 0x5eed_ca1b;
+
 fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutScores>, Traces) {
-    let mut by_fraction: Vec<Vec<Forecast>> = vec![Vec::new(); FRACTIONS];
+    // Forecasts per fraction, per task (the bootstrap resamples whole tasks).
+    let mut by_fraction: Vec<BTreeMap<&str, Vec<Forecast>>> = vec![BTreeMap::new(); FRACTIONS];
     let mut traces = Vec::with_capacity(held.len());
     for s in held {
         let Some(label) = s.trajectory.label else {
@@ -297,12 +366,22 @@ fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutS
         for (k, bucket) in by_fraction.iter_mut().enumerate() {
             let i = tick_at(k + 1, s.trajectory.ticks()).min(path.len().saturating_sub(1));
             if let Some(&p) = path.get(i) {
-                bucket.push(Forecast::new(p, label));
+                bucket
+                    .entry(group_key(s))
+                    .or_default()
+                    .push(Forecast::new(p, label));
             }
         }
         traces.push((path, label));
     }
-    let all: Vec<Forecast> = by_fraction.iter().flatten().copied().collect();
+    let mut groups: BTreeMap<&str, Vec<Forecast>> = BTreeMap::new();
+    for bucket in &by_fraction {
+        for (task, f) in bucket {
+            groups.entry(task).or_default().extend_from_slice(f);
+        }
+    }
+    let groups: Vec<Vec<Forecast>> = groups.into_values().collect();
+    let all: Vec<Forecast> = groups.iter().flatten().copied().collect();
     if all.is_empty() {
         return (None, traces);
     }
@@ -310,6 +389,9 @@ fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutS
         .iter()
         .map(|f| Forecast::new(calibration.prior, f.success))
         .collect();
+    let ci = |groups: &[Vec<Forecast>], stat: fn(&[Forecast]) -> Option<f64>| {
+        bootstrap(groups, stat, BOOTSTRAP_REPS, BOOTSTRAP_SEED)
+    };
     let scores = HoldoutScores {
         sessions: traces.len(),
         forecasts: all.len(),
@@ -320,14 +402,24 @@ fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutS
         brier_prior: brier(&prior),
         auroc: auroc(&all),
         aurc: aurc(&all),
+        ece_mass10_ci: ci(&groups, |f| ece(f, Binning::MASS_10)),
+        brier_ci: ci(&groups, brier),
+        auroc_ci: ci(&groups, auroc),
+        ece_mass10_noise: ece_noise_floor(&all, Binning::MASS_10, BOOTSTRAP_REPS, BOOTSTRAP_SEED),
         by_fraction: by_fraction
             .iter()
             .enumerate()
-            .map(|(k, f)| FractionScore {
-                fraction: (k + 1) as f64 / FRACTIONS as f64,
-                ece_mass10: ece(f, Binning::MASS_10),
-                ece_width15: ece(f, Binning::WIDTH_15),
-                brier: brier(f),
+            .map(|(k, bucket)| {
+                let tasks: Vec<Vec<Forecast>> = bucket.values().cloned().collect();
+                let f: Vec<Forecast> = tasks.iter().flatten().copied().collect();
+                FractionScore {
+                    fraction: (k + 1) as f64 / FRACTIONS as f64,
+                    ece_mass10: ece(&f, Binning::MASS_10),
+                    ece_width15: ece(&f, Binning::WIDTH_15),
+                    brier: brier(&f),
+                    auroc: auroc(&f),
+                    auroc_ci: ci(&tasks, auroc),
+                }
             })
             .collect(),
         reliability: reliability_bins(&all, Binning::MASS_10).unwrap_or_default(),
@@ -365,15 +457,31 @@ fn num(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"))
 }
 
+/// `[0.512, 0.733]`, or nothing when there is no interval.
+fn span(ci: Option<Interval>) -> String {
+    ci.map_or_else(String::new, |c| {
+        format!(" [{:.3}, {:.3}]", c.lower, c.upper)
+    })
+}
+
 impl CalibrationReport {
     /// The report as plain text for a terminal.
     pub fn to_text(&self) -> String {
         let c = &self.counts;
         let f = &self.fit;
         let mut out = format!(
-            "{} sessions from {} files: {} train, {} held out \
-             ({} censored left out, {} unlabelled, {} incomplete)\n",
-            c.read, self.files, c.train, c.holdout, c.censored_skipped, c.unlabelled, c.incomplete
+            "{} sessions from {} files: {} train ({} tasks), {} held out ({} tasks; split by \
+             {}) ({} censored left out, {} unlabelled, {} incomplete)\n",
+            c.read,
+            self.files,
+            c.train,
+            c.train_tasks,
+            c.holdout,
+            c.holdout_tasks,
+            c.split,
+            c.censored_skipped,
+            c.unlabelled,
+            c.incomplete
         );
         out.push_str(&format!(
             "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",
@@ -387,26 +495,46 @@ impl CalibrationReport {
                     h.sessions, h.forecasts
                 ));
                 out.push_str(&format!(
-                    "  ECE (15 equal-width) {}   ECE (10 equal-mass) {}   MCE {}\n",
-                    num(h.ece_width15),
+                    "  ECE (10 equal-mass) {}{} (a calibrated judge: {}{})   ECE (15 equal-width) {}   MCE {}\n",
                     num(h.ece_mass10),
+                    span(h.ece_mass10_ci),
+                    num(h.ece_mass10_noise.map(|n| n.estimate)),
+                    span(h.ece_mass10_noise),
+                    num(h.ece_width15),
                     num(h.mce_width15)
                 ));
                 out.push_str(&format!(
-                    "  Brier {} (prior alone {})   AUROC {}   AURC {}\n",
+                    "  Brier {}{} (prior alone {})   AUROC {}{}   AURC {}\n",
                     num(h.brier),
+                    span(h.brier_ci),
                     num(h.brier_prior),
                     num(h.auroc),
+                    span(h.auroc_ci),
                     num(h.aurc)
                 ));
-                out.push_str("\n  fraction  ECE mass-10  ECE width-15   Brier\n");
+                if let Some(b) = &self.builtin {
+                    out.push_str(&format!(
+                        "  built-in prior judge on the same sessions: ECE {}{}   Brier {}{}   AUROC {}{}\n",
+                        num(b.ece_mass10),
+                        span(b.ece_mass10_ci),
+                        num(b.brier),
+                        span(b.brier_ci),
+                        num(b.auroc),
+                        span(b.auroc_ci)
+                    ));
+                }
+                out.push_str(
+                    "\n  fraction  ECE mass-10  ECE width-15   Brier   AUROC [95% over tasks]\n",
+                );
                 for s in &h.by_fraction {
                     out.push_str(&format!(
-                        "  {:>7.0}%  {:>11}  {:>12}  {:>6}\n",
+                        "  {:>7.0}%  {:>11}  {:>12}  {:>6}  {}{}\n",
                         s.fraction * 100.0,
                         num(s.ece_mass10),
                         num(s.ece_width15),
-                        num(s.brier)
+                        num(s.brier),
+                        num(s.auroc),
+                        span(s.auroc_ci)
                     ));
                 }
             }
@@ -463,14 +591,25 @@ mod tests {
         let s = |i: usize| LoggedSession {
             source: PathBuf::from(format!("logs/{i}.jsonl")),
             session_id: format!("s{i}"),
+            task: format!("task {}", i / 3),
             trajectory: Trajectory::new(Some(true)),
             shadow: false,
             censored: false,
             ended: true,
         };
-        let held = (0..2000).filter(|&i| is_held_out(&s(i), 0.2)).count();
+        let held = (0..2000).filter(|&i| is_held_out(&s(i), 0.2, true)).count();
         assert!((340..460).contains(&held), "{held} of 2000");
-        assert!((0..50).all(|i| is_held_out(&s(i), 0.2) == is_held_out(&s(i), 0.2)));
-        assert_eq!((0..100).filter(|&i| is_held_out(&s(i), 0.0)).count(), 0);
+        assert!((0..50).all(|i| is_held_out(&s(i), 0.2, true) == is_held_out(&s(i), 0.2, true)));
+        assert_eq!(
+            (0..100).filter(|&i| is_held_out(&s(i), 0.0, true)).count(),
+            0
+        );
+        // The three sessions of a task fall on one side.
+        for t in 0..300 {
+            let sides: Vec<bool> = (3 * t..3 * t + 3)
+                .map(|i| is_held_out(&s(i), 0.2, true))
+                .collect();
+            assert!(sides.iter().all(|&x| x == sides[0]), "task {t}: {sides:?}");
+        }
     }
 }

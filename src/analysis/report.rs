@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::summarize_file;
 use crate::log::log_files;
 use crate::metrics::session::SessionSummary;
-use crate::metrics::{AskTally, CostAccuracyPoint, ask_table};
+use crate::metrics::{AskTally, CostAccuracyPoint, ModelSteps, ask_table};
 use crate::protocol::{EscalationReason, Outcome, Route};
 
 /// Sessions read from logs, and everything that had to be skipped on the way.
@@ -158,7 +158,51 @@ pub struct Report {
     /// Mean money per session against accuracy, over all sessions with a result: the point
     /// this corpus adds to a cost–accuracy curve. `None` without such sessions.
     pub cost_accuracy: Option<CostAccuracyPoint>,
+    /// Steps, parsed calls and tokens per model (by the name the sessions logged), in
+    /// order of first appearance.
+    pub models: Vec<ModelSteps>,
+    /// Sessions ended by each of the loop's rules, then by the model's own `finish` or
+    /// anything else (a quit, a fault).
+    pub ended_by: EndedBy,
     pub warnings: Vec<String>,
+}
+
+/// How many sessions each of the loop's rules ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EndedBy {
+    pub stuck: usize,
+    pub max_steps: usize,
+    pub token_budget: usize,
+    pub other: usize,
+}
+
+/// The per-model step counts of all sessions, merged by model name.
+fn model_steps(sessions: &[SessionSummary]) -> Vec<ModelSteps> {
+    let mut models: Vec<ModelSteps> = Vec::new();
+    for seat in sessions
+        .iter()
+        .flat_map(|s| [&s.loop_tally.junior, &s.loop_tally.senior])
+        .filter(|m| m.steps > 0 || m.input_tokens > 0)
+    {
+        match models.iter_mut().find(|m| m.model == seat.model) {
+            Some(m) => m.add(seat),
+            None => models.push(seat.clone()),
+        }
+    }
+    models
+}
+
+fn ended_by(sessions: &[SessionSummary]) -> EndedBy {
+    let mut e = EndedBy::default();
+    for s in sessions {
+        match s.loop_tally.ended_by.as_deref() {
+            Some("stuck") => e.stuck += 1,
+            Some("max_steps") => e.max_steps += 1,
+            Some("token_budget") => e.token_budget += 1,
+            _ => e.other += 1,
+        }
+    }
+    e
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
@@ -273,6 +317,8 @@ impl Report {
             cost_operator: route_cost(&taking(Some(Route::Operator))),
             cost_all,
             cost_accuracy,
+            models: model_steps(sessions),
+            ended_by: ended_by(sessions),
             warnings: corpus.warnings.clone(),
         }
     }
@@ -405,6 +451,42 @@ impl Report {
                 p.accuracy
             )),
             None => out.push_str("cost-accuracy point: no session with a result\n"),
+        }
+        if !self.models.is_empty() {
+            out.push('\n');
+            let rows: Vec<Vec<String>> = self
+                .models
+                .iter()
+                .map(|m| {
+                    vec![
+                        m.model.clone(),
+                        m.steps.to_string(),
+                        m.parsed.to_string(),
+                        m.unusable.to_string(),
+                        m.parse_rate()
+                            .map_or_else(|| "-".into(), |r| format!("{:.1}%", 100.0 * r)),
+                        m.input_tokens.to_string(),
+                        m.output_tokens.to_string(),
+                    ]
+                })
+                .collect();
+            out.push_str(&table(
+                &[
+                    "steps by model",
+                    "steps",
+                    "parsed",
+                    "no usable call",
+                    "parse rate",
+                    "tokens in",
+                    "tokens out",
+                ],
+                &rows,
+            ));
+            let e = &self.ended_by;
+            out.push_str(&format!(
+                "ended by the loop's rules: stuck {}, max_steps {}, token_budget {}; otherwise {}\n",
+                e.stuck, e.max_steps, e.token_budget, e.other
+            ));
         }
         if !self.warnings.is_empty() {
             let n = self.warnings.len();

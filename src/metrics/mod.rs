@@ -10,6 +10,7 @@
 pub mod ask;
 pub mod ask_session;
 pub mod calibration;
+pub mod loop_tally;
 pub mod ranking;
 pub mod routing;
 pub mod session;
@@ -21,6 +22,7 @@ mod properties;
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
 pub use ask_session::SessionAsk;
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
+pub use loop_tally::{LoopTally, ModelSteps};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
 pub use uncertainty::{Interval, bootstrap, calibration_slope, ece_noise_floor};

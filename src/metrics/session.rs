@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{AskSession, EscalationMark};
+use super::{AskSession, EscalationMark, LoopTally};
 use crate::protocol::{Actor, AskCounts, EscalationReason, Event, Outcome, Route};
 
 /// One escalation, with when it happened relative to the whole session.
@@ -73,6 +73,9 @@ pub struct SessionSummary {
     /// events); absent in summaries written before the event existed.
     #[serde(default)]
     pub protected_touched: u32,
+    /// Steps, parsed calls and tokens per model, and the rule that ended the session.
+    #[serde(default)]
+    pub loop_tally: LoopTally,
 }
 
 impl SessionSummary {
@@ -153,6 +156,7 @@ impl SessionFold {
                 escalations: Vec::new(),
                 questions: Vec::new(),
                 protected_touched: 0,
+                loop_tally: LoopTally::default(),
             },
             last_tick: 0,
             ended_ticks: None,
@@ -166,6 +170,7 @@ impl SessionFold {
     /// escalation, since questions are answered in the order they were asked.
     pub fn push(&mut self, event: &Event) {
         let s = &mut self.summary;
+        s.loop_tally.push(event);
         match event {
             Event::SessionStarted {
                 session_id,

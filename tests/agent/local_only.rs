@@ -84,7 +84,13 @@ fn a_local_senior_section_needs_no_key_and_text_prompts_list_the_tools() {
         prepared.setup.config.junior.tool_protocol,
         ToolProtocol::Text
     );
-    assert!(prepared.setup.prompts.junior.contains("- write_file(path, content): "));
+    assert!(
+        prepared
+            .setup
+            .prompts
+            .junior
+            .contains("- write_file(path, content): ")
+    );
     assert!(!prepared.setup.prompts.junior.contains("{tools}"));
     // The senior stays on the native protocol and its own prompt.
     assert_eq!(
