@@ -11,7 +11,7 @@ use crate::competence::{
     Calibration, Judge, Observation, Reading, RouteCost, StepFacts, StopCosts, Threshold,
     TokenSignals,
 };
-use crate::config::{Config, RouteMode, ThresholdKind};
+use crate::config::{Config, ModelConfig, RouteMode, ThresholdKind};
 use crate::protocol::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
 
 #[derive(Debug, thiserror::Error)]
@@ -143,6 +143,39 @@ impl SessionJudge {
 
     pub fn policy_name(&self) -> &'static str {
         self.policy
+    }
+
+    /// Why this judge's calibration does not fit `junior`, when it was fitted on another
+    /// model or another `top_logprobs` (a calibration without a record of its fit, such as
+    /// the built-in prior, never mismatches): the session goes on, and the log, the TUI and
+    /// `doctor` say so.
+    pub fn calibration_mismatch(&self, junior: &ModelConfig) -> Option<String> {
+        let fitted = self.judge.calibration().fitted_on.as_ref()?;
+        let top = if junior.logprobs {
+            usize::from(junior.top_logprobs)
+        } else {
+            0
+        };
+        let mut differences = Vec::new();
+        if fitted.model != junior.model {
+            differences.push(format!(
+                "model {} (this junior: {})",
+                fitted.model, junior.model
+            ));
+        }
+        if fitted.top_logprobs != top {
+            differences.push(format!(
+                "top_logprobs {} (this junior: {top})",
+                fitted.top_logprobs
+            ));
+        }
+        (!differences.is_empty()).then(|| {
+            format!(
+                "the calibration was fitted on {}; its beliefs may be off for this junior \
+                 (fit one with `handoff calibrate` on its own sessions)",
+                differences.join(" and ")
+            )
+        })
     }
     pub fn prior(&self) -> f64 {
         self.judge.calibration().prior

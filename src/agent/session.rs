@@ -119,6 +119,14 @@ pub async fn run(
             prior: watch.prior(),
         })
         .await;
+    if let Some(message) = watch.calibration_mismatch(&config.junior) {
+        emitter
+            .emit(Event::Warning {
+                kind: "calibration_mismatch".into(),
+                message,
+            })
+            .await;
+    }
     if let Some(note) = workspace.sandbox_note() {
         emitter
             .emit(Event::Warning {

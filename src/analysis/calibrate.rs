@@ -24,7 +24,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::rescore::{EvidenceDecoder, TrajectoryFold};
-use crate::competence::{Calibration, CompetenceError, FitOptions, FitReport, Trajectory, fit};
+use crate::competence::{
+    Calibration, CompetenceError, FitOptions, FitReport, FittedOn, Trajectory, fit,
+};
 use crate::config::{Config, ThresholdKind};
 use crate::judge::SessionJudge;
 use crate::log::{LogError, LogReader, ReadWarning, log_files};
@@ -32,7 +34,7 @@ use crate::metrics::{
     Binning, Forecast, Interval, ReliabilityBin, aurc, auroc, bootstrap, brier, ece,
     ece_noise_floor, mce, reliability_bins,
 };
-use crate::protocol::Event;
+use crate::protocol::{Actor, Event};
 
 /// Fractions of a trajectory at which held-out beliefs are scored.
 pub const FRACTIONS: usize = 10;
@@ -46,11 +48,24 @@ pub struct LoggedSession {
     pub session_id: String,
     /// The task text of `session_started` (empty when the log has none).
     pub task: String,
+    /// The junior model `session_started` names.
+    pub junior_model: String,
+    /// The longest top-logprob list on a junior token.
+    pub top_logprobs: usize,
     pub trajectory: Trajectory,
     pub shadow: bool,
     pub censored: bool,
     /// The log reached `session_ended`.
     pub ended: bool,
+}
+
+/// What a session's start (and its tokens) say about it.
+#[derive(Debug, Default)]
+struct Started {
+    session_id: String,
+    task: String,
+    junior_model: String,
+    top_logprobs: usize,
 }
 
 /// Sessions of one log file, streamed: the reader holds one line at a time and each
@@ -60,12 +75,14 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
     let mut warnings = Vec::new();
     let mut sessions = Vec::new();
     let mut decoder = EvidenceDecoder::new();
-    let mut current: Option<(String, String, TrajectoryFold)> = None;
+    let mut current: Option<(Started, TrajectoryFold)> = None;
     let mut evidence = Vec::new();
-    let finish = |(id, task, fold): (String, String, TrajectoryFold)| LoggedSession {
+    let finish = |(started, fold): (Started, TrajectoryFold)| LoggedSession {
         source: path.to_path_buf(),
-        session_id: id,
-        task,
+        session_id: started.session_id,
+        task: started.task,
+        junior_model: started.junior_model,
+        top_logprobs: started.top_logprobs,
         trajectory: fold.trajectory,
         shadow: fold.shadow,
         censored: fold.censored,
@@ -80,14 +97,30 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
             }
         };
         if let Event::SessionStarted {
-            session_id, task, ..
+            session_id,
+            task,
+            junior_model,
+            ..
         } = &event
         {
             sessions.extend(current.take().map(finish));
-            current = Some((session_id.clone(), task.clone(), TrajectoryFold::default()));
+            let started = Started {
+                session_id: session_id.clone(),
+                task: task.clone(),
+                junior_model: junior_model.clone(),
+                top_logprobs: 0,
+            };
+            current = Some((started, TrajectoryFold::default()));
         }
-        let (_, _, fold) = current
-            .get_or_insert_with(|| (String::new(), String::new(), TrajectoryFold::default()));
+        let (started, fold) = current.get_or_insert_with(Default::default);
+        if let Event::Token {
+            actor: Actor::Junior,
+            top,
+            ..
+        } = &event
+        {
+            started.top_logprobs = started.top_logprobs.max(top.len());
+        }
         evidence.clear();
         decoder.push(&event, &mut evidence);
         for e in &evidence {
@@ -315,7 +348,8 @@ pub fn calibrate(
     counts.train_tasks = tasks(&train);
     counts.holdout_tasks = tasks(&held);
     let train_set: Vec<Trajectory> = train.iter().map(|s| s.trajectory.clone()).collect();
-    let (calibration, fit_report) = fit(&train_set, &options.fit)?;
+    let (mut calibration, fit_report) = fit(&train_set, &options.fit)?;
+    calibration.fitted_on = Some(fitted_on(&train));
     let (holdout, traces) = score(&calibration, &held);
     let (builtin, _) = score(&Calibration::prior(), &held);
     let schedule = schedule(&calibration, config)?;
@@ -340,6 +374,28 @@ fn tick_at(k: usize, ticks: usize) -> usize {
 }
 
 type Traces = Vec<(Vec<f64>, bool)>;
+
+/// The junior the training sessions ran: the most common model name, the longest top list.
+fn fitted_on(train: &[&LoggedSession]) -> FittedOn {
+    let mut models: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in train {
+        *models.entry(s.junior_model.as_str()).or_default() += 1;
+    }
+    let model = models
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(m, _)| (*m).to_string())
+        .unwrap_or_default();
+    FittedOn {
+        model,
+        top_logprobs: train.iter().map(|s| s.top_logprobs).max().unwrap_or(0),
+        sessions: train.len(),
+        successes: train
+            .iter()
+            .filter(|s| s.trajectory.label == Some(true))
+            .count(),
+    }
+}
 
 /// What ties a session's forecasts together for the bootstrap and the split: its task.
 fn group_key(s: &LoggedSession) -> &str {
@@ -592,6 +648,8 @@ mod tests {
             source: PathBuf::from(format!("logs/{i}.jsonl")),
             session_id: format!("s{i}"),
             task: format!("task {}", i / 3),
+            junior_model: "m".into(),
+            top_logprobs: 5,
             trajectory: Trajectory::new(Some(true)),
             shadow: false,
             censored: false,

@@ -15,12 +15,39 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (config, source) = args.config.load_with_source()?;
     let reports = runtime()?.block_on(crate::llm::doctor::check(&config));
-    let doc = serde_json::json!({"config": source.to_string(), "endpoints": reports});
+    let calibration = calibration_verdict(&config);
+    let doc = serde_json::json!({
+        "config": source.to_string(),
+        "endpoints": reports,
+        "calibration": calibration,
+    });
     emit(args.json.json, Shape::Document, &doc, || {
         format!(
-            "config: {source}\n\n{}",
+            "config: {source}\n\n{}\ncalibration: {calibration}\n",
             crate::llm::doctor::render(&reports)
         )
     })?;
     Ok(Exit::for_doctor(reports.iter().all(|r| r.usable)))
+}
+
+/// One line on the judge's calibration: which one, and whether it fits the junior.
+fn calibration_verdict(config: &crate::config::Config) -> String {
+    match crate::judge::SessionJudge::from_config(config) {
+        Err(e) => format!("unusable: {e}"),
+        Ok(judge) => {
+            let calibration = judge.judge().calibration();
+            let source = &calibration.source;
+            match (
+                &calibration.fitted_on,
+                judge.calibration_mismatch(&config.junior),
+            ) {
+                (None, _) => format!("{source} (records no fit, nothing to compare)"),
+                (Some(_), Some(why)) => format!("{source}; MISMATCH: {why}"),
+                (Some(f), None) => format!(
+                    "{source}; fitted on {} with top_logprobs {}, as this junior",
+                    f.model, f.top_logprobs
+                ),
+            }
+        }
+    }
 }

@@ -275,6 +275,7 @@ mod tests {
             map: CalibrationMap::Identity,
             source: "test".into(),
             features: None,
+            fitted_on: None,
         }
     }
 

@@ -40,6 +40,22 @@ pub struct Calibration {
     /// the evidence (the histograms above supply its per-token ratios) instead of the
     /// naive-Bayes sum; see [`super::features`].
     pub features: Option<FeatureModel>,
+    /// What the fit saw, so a session whose junior differs can say so: a judge learned on
+    /// one model's logprobs (and top-k) means little on another's.
+    pub fitted_on: Option<FittedOn>,
+}
+
+/// The junior and server a calibration was fitted on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FittedOn {
+    /// The junior model name the sessions logged (the most common one).
+    pub model: String,
+    /// The longest top-logprob list seen on a junior token (the server's `top_logprobs`);
+    /// 0 when the sessions carried no logprobs.
+    pub top_logprobs: usize,
+    /// Labelled sessions and successes among them.
+    pub sessions: usize,
+    pub successes: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -54,6 +70,8 @@ struct CalibrationRepr {
     source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     features: Option<FeatureModel>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fitted_on: Option<FittedOn>,
 }
 
 impl From<Calibration> for CalibrationRepr {
@@ -66,6 +84,7 @@ impl From<Calibration> for CalibrationRepr {
             map: c.map,
             source: c.source,
             features: c.features,
+            fitted_on: c.fitted_on,
         }
     }
 }
@@ -99,6 +118,7 @@ impl TryFrom<serde_json::Value> for Calibration {
             map: repr.map,
             source: repr.source,
             features: repr.features,
+            fitted_on: repr.fitted_on,
         };
         c.validate()?;
         Ok(c)

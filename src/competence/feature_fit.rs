@@ -338,6 +338,7 @@ pub(crate) fn fit_features(
             map: CalibrationMap::Identity,
             source: String::new(),
             features: None,
+            fitted_on: None,
         };
         for (_, (t, label)) in mine {
             let picks = row_ticks(t.ticks(), options.rows_per_trajectory);
@@ -377,6 +378,7 @@ pub(crate) fn fit_features(
             labelled.len()
         ),
         features: Some(model),
+        fitted_on: None,
     };
     calibration.validate()?;
     Ok((calibration, report))

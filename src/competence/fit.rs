@@ -112,6 +112,7 @@ pub fn fit(
             labelled.len()
         ),
         features: None,
+        fitted_on: None,
     };
 
     // Stage 2: tempering on held-out rows of untempered summed evidence.

@@ -40,7 +40,7 @@ mod synthetic_check;
 
 pub use crate::protocol::{EvidenceTerm, Observation, SignalKind, StepFacts};
 pub use belief::{Belief, Judge, Reading};
-pub use calibration::{CALIBRATION_VERSION, Calibration};
+pub use calibration::{CALIBRATION_VERSION, Calibration, FittedOn};
 pub use calibrator::{CalibrationMap, EqualMassBins, Isotonic, MapKind, Platt, ScoreRow};
 pub use dp::{DpSpec, OptimalSchedule, solve, solve_visiting};
 pub use facts::{StepDescription, StepMemory, StepVerdict, TestCounts, parse_test_counts};

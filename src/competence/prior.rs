@@ -120,6 +120,7 @@ impl Calibration {
             map: CalibrationMap::Identity,
             source: "built-in prior (hand-set, not fitted)".into(),
             features: None,
+            fitted_on: None,
         }
     }
 }

@@ -153,7 +153,7 @@ proptest! {
             let judge_with = |f1: Vec<f64>| {
                 let mut signals = BTreeMap::new();
                 signals.insert(SignalKind::Entropy, Likelihood::new(edges.clone(), f1, p0.clone()).expect("valid"));
-                let cal = Calibration { prior: 0.6, tempering, signals, map: map.clone(), source: String::new(), features: None };
+                let cal = Calibration { prior: 0.6, tempering, signals, map: map.clone(), source: String::new(), features: None, fitted_on: None };
                 let mut j = Judge::new(cal, Threshold::Constant(0.5));
                 for b in &bins {
                     j.observe_token(&super::TokenSignals { entropy: Some(*b as f64 + 0.5), ..Default::default() });

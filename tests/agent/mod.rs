@@ -3,6 +3,7 @@
 
 pub mod support;
 
+mod calibration_fit;
 mod checkpoint_cli;
 mod control;
 mod conventions;

@@ -192,7 +192,16 @@ fn the_command_writes_the_calibration_the_json_report_and_the_plots() {
     let ece = report["holdout"]["ece_mass10"].as_f64().expect("ece");
     assert!((0.0..0.2).contains(&ece), "{ece}");
     let text = std::fs::read_to_string(&out).expect("calibration written");
-    Calibration::from_json(&text).expect("a valid calibration");
+    let written = Calibration::from_json(&text).expect("a valid calibration");
+    // The fit records the junior it saw, so a session with another junior can say so.
+    let fitted = written.fitted_on.expect("fitted_on");
+    assert_eq!(fitted.model, "j");
+    assert_eq!(
+        fitted.sessions,
+        report["counts"]["train"].as_u64().expect("train") as usize
+    );
+    // The report splits by session here: every synthetic session logs the same task.
+    assert_eq!(report["counts"]["split"], "session");
     for name in ["reliability.svg", "traces.svg"] {
         let svg = std::fs::read_to_string(plots.join(name)).expect("plot written");
         assert!(

@@ -1,0 +1,91 @@
+//! A calibration records the junior it was fitted on; a session or `doctor` with another
+//! junior says so (a warning in the log, a MISMATCH line), and one with the same junior
+//! does not.
+
+use handoff::agent::session::Approvals;
+use handoff::competence::{Calibration, FittedOn};
+use handoff::demo::server::Script;
+use handoff::protocol::Event;
+
+use super::support::{FILES, config, finish, repo, run, servers, write_config, write_done};
+
+fn calibration_for(model: &str, top: usize, dir: &std::path::Path) -> std::path::PathBuf {
+    let mut c = Calibration::prior();
+    c.fitted_on = Some(FittedOn {
+        model: model.into(),
+        top_logprobs: top,
+        sessions: 40,
+        successes: 12,
+    });
+    let path = dir.join(format!("{model}.json"));
+    std::fs::write(&path, c.to_json()).expect("write calibration");
+    path
+}
+
+fn mismatches(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning { kind, message } if kind == "calibration_mismatch" => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_calibration_fitted_on_another_junior_is_a_warning_and_doctor_says_mismatch() {
+    let files = tempfile::tempdir().expect("tempdir");
+    for (model, top, expected) in [
+        ("other-model", 5, 1),
+        ("junior-test", 3, 1),
+        ("junior-test", 5, 0),
+    ] {
+        let (j, s) = servers(
+            Script::new(vec![write_done(), finish()]),
+            Script::new(vec![]),
+        )
+        .await;
+        let dir = repo(&FILES);
+        let mut cfg = config(&j, &s);
+        cfg.junior.top_logprobs = 5;
+        cfg.policy.calibration = Some(calibration_for(model, top, files.path()));
+        let ran = run(
+            cfg.clone(),
+            dir.path(),
+            "create done.txt",
+            vec![],
+            Approvals::Refused,
+        )
+        .await;
+        let found = mismatches(&ran.events);
+        assert_eq!(found.len(), expected, "{model} top {top}: {found:?}");
+        if let Some(m) = found.first() {
+            assert!(m.contains("handoff calibrate"), "{m}");
+            if model == "other-model" {
+                assert!(
+                    m.contains("other-model") && m.contains("junior-test"),
+                    "{m}"
+                );
+            } else {
+                assert!(m.contains("top_logprobs 3"), "{m}");
+            }
+        }
+        let path = write_config(files.path(), &cfg);
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+            .arg("doctor")
+            .arg("--config")
+            .arg(&path)
+            .output()
+            .await
+            .expect("run doctor");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("calibration:"))
+            .unwrap_or_default()
+            .to_string();
+        assert_eq!(line.contains("MISMATCH"), expected == 1, "{text}");
+    }
+}
