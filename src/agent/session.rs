@@ -160,6 +160,7 @@ pub async fn run(
         ],
         senior_history: None,
         progress: Progress::default(),
+        senior_progress: Progress::default(),
         repairs: Repairs::new(config.agent.max_repairs),
         context: ContextFit::new(&config.junior),
         context_trimmed: false,
@@ -188,8 +189,12 @@ struct Session<'a> {
     junior_history: Vec<Message>,
     /// The senior's conversation while it is in charge.
     senior_history: Option<Vec<Message>>,
-    /// The moves of whoever is in charge, by work tree: a repeat is a step fact.
+    /// The junior's moves, by work tree: a repeat is a step fact. Kept across a senior's
+    /// step or an operator's answer: the same move on the same tree is no progress whoever
+    /// acted in between (a senior that changed the tree makes every move new again).
     progress: Progress,
+    /// The senior's moves while it is in charge (fresh at each takeover).
+    senior_progress: Progress,
     /// Repair messages sent in a row.
     repairs: Repairs,
     /// The junior's history kept inside its context window.
@@ -224,6 +229,13 @@ enum After {
 impl Session<'_> {
     fn config(&self) -> &Config {
         self.env.config
+    }
+
+    fn progress_of(&mut self, actor: Actor) -> &mut Progress {
+        match actor {
+            Actor::Junior => &mut self.progress,
+            Actor::Senior => &mut self.senior_progress,
+        }
     }
 
     async fn warn(&self, kind: &str, message: String) {
@@ -362,7 +374,9 @@ impl Session<'_> {
                     self.warn(reply::kind(why), message.clone()).await;
                 }
                 repairs_spent = !self.repairs.another();
-                let repeats = self.progress.made(Move::said(&text), tree.as_deref());
+                let repeats = self
+                    .progress_of(actor)
+                    .made(Move::said(&text), tree.as_deref());
                 let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
                 report.facts.repeats = repeats;
                 (report, None, false, After::Continue, repeats)
@@ -379,7 +393,7 @@ impl Session<'_> {
                 }
                 let name = call.function.name.clone();
                 let repeats = self
-                    .progress
+                    .progress_of(actor)
                     .made(Move::call(&name, &call.function.arguments), tree.as_deref());
                 if repeats > 0 && name != tools::spec::FINISH {
                     self.barred = Some(name.clone());

@@ -481,3 +481,40 @@ async fn the_grammar_reply_reads_clean_and_a_repeated_call_is_barred_from_the_ne
         .to_string();
     assert!(told.contains("You made this exact call before"), "{told}");
 }
+
+/// The junior's repeat count survives a senior's step that left the tree as it was: the
+/// junior that goes back to the same call is stuck again at once, not after another
+/// `stuck_after` rounds (measured on the real lane: with the count reset at every return,
+/// two default-policy sessions reached max_steps repeating without the rule firing).
+#[tokio::test]
+async fn the_repeat_count_survives_a_senior_step_that_changed_nothing() {
+    let senior_reads = Script::new(vec![reply(
+        confident("Reading."),
+        Some(("s1", "read_file", json!({"path": "src/main.rs"}))),
+    )]);
+    let (j, s) = servers(llamacpp::script(Behaviour::JsonInContent), senior_reads).await;
+    let dir = repo(&CALC);
+    let mut c = patient(config(&j, &s));
+    c.junior.tool_protocol = ToolProtocol::Auto;
+    c.policy.handoff = handoff::config::HandoffMode::Step;
+    let ran = run(c, dir.path(), "fix add", vec![], Approvals::Refused).await;
+    let kinds: Vec<String> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning { kind, .. } if kind == "stuck" => Some("stuck".to_string()),
+            Event::SeniorReturned { .. } => Some("returned".to_string()),
+            Event::StepStarted {
+                actor: handoff::protocol::Actor::Junior,
+                ..
+            } => Some("junior step".to_string()),
+            _ => None,
+        })
+        .collect();
+    let returned = kinds
+        .iter()
+        .position(|k| k == "returned")
+        .unwrap_or_else(|| panic!("the senior returned: {kinds:?}"));
+    let after: Vec<&String> = kinds[returned + 1..].iter().take(2).collect();
+    assert_eq!(after, ["junior step", "stuck"], "{kinds:?}");
+}

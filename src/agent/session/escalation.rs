@@ -176,7 +176,8 @@ impl Session<'_> {
         let history =
             handoff::take_over(&self.emitter, self.config(), self.prompts, step, tick, note).await;
         self.senior_history = Some(history);
-        self.fresh_start();
+        self.senior_progress = Progress::default();
+        self.repairs.usable();
     }
 
     /// After a one-step takeover: the junior continues, told what the senior did.
@@ -190,7 +191,7 @@ impl Session<'_> {
             .await;
         self.junior_history.push(handoff::senior_did(did));
         self.resume_junior();
-        self.fresh_start();
+        self.repairs.usable();
     }
 
     /// New information or help: the belief restarts from the prior, with a cooldown.
@@ -200,12 +201,6 @@ impl Session<'_> {
     pub(super) fn resume_junior(&mut self) {
         self.watch.reset();
         self.gate.on_reset();
-    }
-
-    /// Whoever is in charge now starts with no repeats and no repairs held against it.
-    pub(super) fn fresh_start(&mut self) {
-        self.progress = Progress::default();
-        self.repairs.usable();
     }
 
     pub(super) async fn force_ignored(&self) {
