@@ -13,3 +13,4 @@ mod loop_cases;
 mod onboarding;
 mod protect;
 mod protocol;
+mod sandbox_denial;
