@@ -371,3 +371,29 @@ async fn configured_instruction_files_reach_the_junior_s_prompt() {
         out.stderr
     );
 }
+
+#[tokio::test]
+async fn init_writes_where_the_global_config_points() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let cfg = home.path().join("mine.toml");
+    let out = bin(
+        home.path(),
+        &[
+            os("--config"),
+            cfg.as_os_str(),
+            os("init"),
+            os("--preset"),
+            os("llamacpp"),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let text = std::fs::read_to_string(&cfg).expect("written at --config");
+    assert!(text.contains("qwen2.5-coder-1.5b-instruct"), "{text}");
+    assert!(
+        !home.path().join("config/handoff/config.toml").exists(),
+        "not at the XDG path"
+    );
+}
