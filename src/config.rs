@@ -281,8 +281,9 @@ pub struct AgentConfig {
     pub protected: Option<Vec<String>>,
 }
 
-/// Paths that override the embedded system prompts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Paths that override the embedded system prompts, and the project instruction files
+/// added to them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PromptsConfig {
     pub junior: Option<PathBuf>,
@@ -293,6 +294,27 @@ pub struct PromptsConfig {
     pub junior_text: Option<PathBuf>,
     /// The senior's prompt under `tool_protocol = "text"`.
     pub senior_text: Option<PathBuf>,
+    /// File names looked for from the repository root down to the working directory and
+    /// added, capped, to the junior's and the senior's system prompts
+    /// ([`crate::instructions`]); `[]` reads none.
+    pub instruction_files: Vec<String>,
+}
+
+impl Default for PromptsConfig {
+    fn default() -> Self {
+        PromptsConfig {
+            junior: None,
+            senior: None,
+            triage: None,
+            handoff: None,
+            junior_text: None,
+            senior_text: None,
+            instruction_files: crate::instructions::DEFAULT_FILES
+                .iter()
+                .map(|n| (*n).to_string())
+                .collect(),
+        }
+    }
 }
 
 impl Default for Config {
@@ -547,6 +569,16 @@ mod tests {
         let msg = err("[costs]\n\nloss = \"high\"\n");
         assert!(msg.contains("line 3"), "{msg}");
         assert!(msg.contains("loss"), "{msg}");
+    }
+
+    #[test]
+    fn a_dotted_key_is_named_with_its_own_line() {
+        let msg = err("# top\n\n\njunior.max_tokens = 0\n");
+        assert!(msg.starts_with("c.toml:4: `junior.max_tokens`"), "{msg}");
+        let msg = err("[senior]\nmodel = \"s\"\n\n[junior]\nmodel = \"j\"\nmax_tokens = 0\n");
+        assert!(msg.starts_with("c.toml:6: `junior.max_tokens`"), "{msg}");
+        let msg = err("junior = { model = \"j\",\n  max_tokens = 0 }\n");
+        assert!(msg.starts_with("c.toml:2: `junior.max_tokens`"), "{msg}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::protocol::Outcome;
 /// Marks an error as the fault of an input the user gave (a suite, a log, a task file),
 /// so it exits 4 like a broken config, not 3 like an interrupted run.
 #[derive(Debug, thiserror::Error)]
-#[error("{0:#}")]
+#[error("{}", crate::chain::once(.0))]
 pub struct BadInput(pub anyhow::Error);
 
 /// Wraps any error as [`BadInput`]; for `map_err` at the place an input is read.

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 /// Floors from the bottom up; a module may import only from its floor or below.
 const FLOORS: &[(&str, u32)] = &[
     ("protocol", 1),
+    // How an error chain is printed (each cause once): std and anyhow only.
+    ("chain", 1),
     ("competence", 2),
     ("metrics", 2),
     ("llm", 2),
@@ -40,6 +42,7 @@ const FLOORS: &[(&str, u32)] = &[
 /// Walls beyond the floors: (module, what it may import besides itself).
 const ONLY: &[(&str, &[&str])] = &[
     ("protocol", &[]),
+    ("chain", &[]),
     ("competence", &["protocol"]),
     ("metrics", &["protocol"]),
     ("tui", &["protocol"]),

@@ -147,6 +147,19 @@ pub(crate) async fn act(
         Approved::Quit => return Acted::Quit,
     }
     let out = env.workspace.execute(name, &call.function.arguments).await;
+    if let Some(message) = &out.fault {
+        // The setup refused the call (a sandbox denial): the operator hears of it as a
+        // fault, and the step's facts do not hold it against the model.
+        emitter
+            .emit(Event::Fault {
+                actor,
+                kind: out.kind.name().to_string(),
+                message: message.clone(),
+                retryable: false,
+                attempt: 0,
+            })
+            .await;
+    }
     let facts = StepFacts {
         tool_error: matches!(out.kind, OutcomeKind::ToolError | OutcomeKind::BadArguments),
         patch_rejected: matches!(out.kind, OutcomeKind::PatchRejected),

@@ -227,7 +227,11 @@ pub fn event_line(e: &Event) -> Option<String> {
             attempt,
             ..
         } => {
-            format!("fault ({} {kind}, attempt {attempt}): {message}", actor(*a))
+            if *attempt == 0 {
+                format!("fault ({} {kind}): {message}", actor(*a))
+            } else {
+                format!("fault ({} {kind}, attempt {attempt}): {message}", actor(*a))
+            }
         }
         Event::ControlChanged { paused, shadow } => format!(
             "control: {}{}",

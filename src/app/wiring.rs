@@ -73,7 +73,7 @@ pub fn prepare(
         config.senior.tool_protocol,
         &crate::agent::tools::spec::specs(),
     );
-    let project = project_instructions(repo);
+    let project = project_instructions(repo, &config.prompts.instruction_files);
     prompts.junior = crate::instructions::with_instructions(&prompts.junior, &project);
     prompts.senior = crate::instructions::with_instructions(&prompts.senior, &project);
     let no_checkpoints = prune_or_warn(repo, &config.checkpoints);
@@ -102,20 +102,17 @@ pub fn prepare(
     })
 }
 
-/// The project's instruction files (`AGENTS.md`) from the repository root down to `dir`,
-/// as one capped block for the junior's and the senior's system prompts; a file that
-/// cannot be read is warned about, not silently skipped.
-fn project_instructions(dir: &Path) -> String {
+/// The project's instruction files (`prompts.instruction_files`, `AGENTS.md` by default)
+/// from the repository root down to `dir`, as one capped block for the junior's and the
+/// senior's system prompts; a file that cannot be read is warned about, not silently
+/// skipped.
+fn project_instructions(dir: &Path, names: &[String]) -> String {
     let root = crate::repo::Repo::open(dir)
         .map(|r| r.workdir().to_path_buf())
         .unwrap_or_else(|_| dir.to_path_buf());
     let root = root.canonicalize().unwrap_or(root);
     let cwd = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let names: Vec<String> = crate::instructions::DEFAULT_FILES
-        .iter()
-        .map(|n| (*n).to_string())
-        .collect();
-    let (files, errors) = crate::instructions::find(&root, &cwd, &names);
+    let (files, errors) = crate::instructions::find(&root, &cwd, names);
     for (path, e) in errors {
         eprintln!("handoff: warning: cannot read {}: {e}", path.display());
     }

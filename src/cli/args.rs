@@ -17,13 +17,21 @@ pub fn set_overrides(overrides: Vec<crate::config::Override>) {
     let _ = COMMAND_LINE_OVERRIDES.set(overrides);
 }
 
-/// `--config FILE`.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ConfigArg {
-    /// Config file (else $HANDOFF_CONFIG, the XDG config, built-in defaults).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+/// The global `--config FILE` of this process, set once by `cli::main` with the `-c`
+/// settings.
+static CONFIG_FILE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+
+/// Records the global `--config FILE` for every later [`ConfigArg::load`].
+pub fn set_config_file(path: Option<PathBuf>) {
+    let _ = CONFIG_FILE.set(path);
 }
+
+/// The config a command runs under. `--config FILE` is a global option (clap's `global`,
+/// so it may stand before or after the command's name: `handoff --config c.toml exec …`
+/// and `handoff exec --config c.toml …` mean the same); this group only marks the commands
+/// that read the config and loads it with one precedence (README, "Configuration").
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ConfigArg {}
 
 impl ConfigArg {
     /// The config this command runs under; a broken file is bad input (exit 4).
@@ -36,12 +44,12 @@ impl ConfigArg {
     pub fn load_with_source(&self) -> anyhow::Result<(Config, crate::config::Source)> {
         let mut overrides = crate::config::Override::from_env(std::env::vars());
         overrides.extend(COMMAND_LINE_OVERRIDES.get().cloned().unwrap_or_default());
-        Config::discover_with(self.config.as_deref(), &overrides)
-            .context("loading the configuration")
+        Config::discover_with(self.path(), &overrides).context("loading the configuration")
     }
 
-    pub fn path(&self) -> Option<&Path> {
-        self.config.as_deref()
+    /// The `--config FILE` given on the command line, if any.
+    pub fn path(&self) -> Option<&'static Path> {
+        CONFIG_FILE.get().and_then(|p| p.as_deref())
     }
 }
 

@@ -25,7 +25,10 @@ fn preset_names() -> clap::builder::PossibleValuesParser {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let path = match args.path {
+    let path = match args
+        .path
+        .or_else(|| super::args::ConfigArg::default().path().map(Into::into))
+    {
         Some(p) => p,
         None => crate::config::default_path().context("cannot find the XDG config directory")?,
     };

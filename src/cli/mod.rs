@@ -44,6 +44,10 @@ pub(crate) struct Cli {
     /// (repeatable; beats HANDOFF_<SECTION>__<KEY> variables, which beat the file).
     #[arg(short = 'c', global = true, value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Config file (else $HANDOFF_CONFIG, the XDG config, built-in defaults); before or
+    /// after the command's name. For `init`, where to write it (unless --path).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -90,7 +94,7 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(err) = global_options(&cli) {
-        eprintln!("handoff: {err:#}");
+        eprintln!("handoff: {}", crate::chain::once(&err));
         return Exit::for_error(&err).into();
     }
     let result = match cli.command {
@@ -113,7 +117,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(err) => {
-            eprintln!("handoff: {err:#}");
+            eprintln!("handoff: {}", crate::chain::once(&err));
             Exit::for_error(&err).into()
         }
     }
@@ -133,6 +137,7 @@ fn global_options(cli: &Cli) -> anyhow::Result<()> {
         .map(|a| crate::config::Override::from_arg(a))
         .collect::<Result<Vec<_>, _>>()?;
     args::set_overrides(overrides);
+    args::set_config_file(cli.config.clone());
     Ok(())
 }
 

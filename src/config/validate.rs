@@ -238,31 +238,62 @@ impl Config {
                 ));
             }
         }
+        // Names are joined to each directory from the root down; an absolute path or `..`
+        // could read a file outside the repository into a prompt.
+        let inside = |n: &str| {
+            let p = std::path::Path::new(n);
+            !n.is_empty()
+                && !n.contains('\0')
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
+        if !self.prompts.instruction_files.iter().all(|n| inside(n)) {
+            return Err(invalid(
+                "prompts",
+                "instruction_files",
+                "must hold relative file names such as \"AGENTS.md\" or \".github/copilot-instructions.md\" (no `..`, not absolute)",
+            ));
+        }
         Ok(())
     }
 }
 
-/// 1-based line of `key` inside `[section]` (or of the section header, or 1), for messages
-/// about values that parsed but make no sense.
-fn line_of(text: &str, section: &str, key: &str) -> usize {
-    let mut in_section = false;
-    let mut section_line = None;
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.starts_with('[') {
-            let name = line.trim_matches(|c| c == '[' || c == ']').trim();
-            in_section = name == section;
-            if in_section {
-                section_line = Some(i + 1);
+/// 1-based line of `key` inside `section` (dotted for a nested table, `junior.extra`; or
+/// of the section, or 1), for messages about values that parsed but make no sense. The
+/// line comes from the TOML parser's spans, so a key is found however it is written:
+/// under a `[section]` header, as a dotted key (`section.key = …` at the top level) or
+/// inside an inline table.
+pub(super) fn line_of(text: &str, section: &str, key: &str) -> usize {
+    let Ok(doc) = toml::de::DeTable::parse(text) else {
+        return 1;
+    };
+    let mut table = doc.get_ref();
+    let mut offset = None;
+    for part in section.split('.') {
+        match table.get(part) {
+            Some(value) => {
+                offset = Some(value.span().start);
+                match value.get_ref() {
+                    toml::de::DeValue::Table(t) => table = t,
+                    _ => return line_at(text, value.span().start),
+                }
             }
-            continue;
-        }
-        if in_section
-            && let Some((k, _)) = line.split_once('=')
-            && k.trim().trim_matches('"') == key
-        {
-            return i + 1;
+            None => return offset.map_or(1, |o| line_at(text, o)),
         }
     }
-    section_line.unwrap_or(1)
+    let at = table
+        .get_key_value(key)
+        .map(|(k, _)| k.span().start)
+        .or(offset);
+    at.map_or(1, |o| line_at(text, o))
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub(super) fn line_at(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }

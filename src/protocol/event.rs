@@ -243,6 +243,8 @@ pub enum Event {
         kind: String,
         message: String,
         retryable: bool,
+        /// The request's attempt; 0 for a fault of a tool's setup (`sandbox_denied`: the
+        /// sandbox refused a path a command needed), which no retry changes.
         attempt: u32,
     },
     /// The session's control state after a `Pause`, `Resume` or `SetShadow` command: every

@@ -355,13 +355,15 @@ impl AppState {
                 attempt,
             } => {
                 let next = if *retryable { "retrying" } else { "giving up" };
-                self.transcript.push_note(TLine::of(
+                let text = if *attempt == 0 {
+                    format!("! {} fault {kind}: {message}", actor.name())
+                } else {
                     format!(
                         "! {} fault {kind}: {message} (attempt {attempt}, {next})",
                         actor.name()
-                    ),
-                    Tone::Warn,
-                ));
+                    )
+                };
+                self.transcript.push_note(TLine::of(text, Tone::Warn));
             }
             Event::ControlChanged { paused, shadow } => {
                 self.paused = *paused;

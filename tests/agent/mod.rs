@@ -14,3 +14,4 @@ mod loop_cases;
 mod onboarding;
 mod protect;
 mod protocol;
+mod sandbox_denial;

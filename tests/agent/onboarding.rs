@@ -2,7 +2,9 @@
 //! `doctor`, then `exec`, against a fake server of that flavour on loopback. The only edit
 //! is the port (the fakes cannot take the presets' fixed ones), given the way a user would
 //! without touching the file: `-c` for doctor, `HANDOFF_*` variables for exec. Then the
-//! doctor verdicts that name the fix for an Ollama user's two common mistakes.
+//! doctor verdicts that name the fix for an Ollama user's two common mistakes. One test per
+//! preset: llama.cpp, Ollama, vLLM, LM Studio and OpenAI, each fake answering as that
+//! server does (its model ids, its 404 for an unknown model, its logprobs or none).
 
 use std::ffi::OsStr;
 use std::time::Duration;
@@ -19,6 +21,31 @@ enum Flavour {
     LlamaCpp,
     /// Tagged model ids; an unknown id is a 404 saying "try pulling it first".
     Ollama,
+    /// Hugging Face model ids; an unknown id is vLLM's 404 `NotFoundError`; logprobs with
+    /// tools in a stream are fine.
+    Vllm,
+    /// Never sends logprobs, whatever is asked.
+    LmStudio,
+    /// An unknown id is OpenAI's `model_not_found`; every request must carry the key
+    /// (checked on the recorded requests: the answer sees only the body).
+    OpenAi,
+}
+
+/// The 404 body each flavour sends for a model it does not serve, or `None` when it
+/// serves whatever is asked.
+fn unknown_model(flavour: Flavour, model: &str) -> Option<String> {
+    match flavour {
+        Flavour::Ollama => Some(format!(
+            r#"{{"error":{{"message":"model \"{model}\" not found, try pulling it first","type":"api_error"}}}}"#
+        )),
+        Flavour::Vllm => Some(format!(
+            r#"{{"object":"error","message":"The model `{model}` does not exist.","type":"NotFoundError","param":null,"code":404}}"#
+        )),
+        Flavour::OpenAi => Some(format!(
+            r#"{{"error":{{"message":"The model `{model}` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}}}"#
+        )),
+        Flavour::LlamaCpp | Flavour::LmStudio => None,
+    }
 }
 
 fn words(body: &Value) -> u64 {
@@ -35,13 +62,13 @@ fn words(body: &Value) -> u64 {
 /// with the prompt (doctor's context check reads it).
 fn answer(flavour: Flavour, listed: &[&str], body: &Value) -> Reply {
     let model = body["model"].as_str().unwrap_or_default();
-    if flavour == Flavour::Ollama && !listed.contains(&model) {
+    if !listed.contains(&model)
+        && let Some(body) = unknown_model(flavour, model)
+    {
         return Reply::Http {
             status: 404,
             headers: vec![],
-            body: format!(
-                r#"{{"error":{{"message":"model \"{model}\" not found, try pulling it first","type":"api_error"}}}}"#
-            ),
+            body,
         };
     }
     let tools: Vec<&str> = body["tools"]
@@ -63,7 +90,8 @@ fn answer(flavour: Flavour, listed: &[&str], body: &Value) -> Reply {
     let k = body
         .get("top_logprobs")
         .or_else(|| body.get("n_probs"))
-        .and_then(Value::as_u64);
+        .and_then(Value::as_u64)
+        .filter(|_| flavour != Flavour::LmStudio);
     let text = if tools.is_empty() { "ready" } else { "Done." };
     let mut chunks = vec![match k {
         Some(_) => sse::data(&sse::tokens(&[Tok::new(text, -0.01).top(&[
@@ -109,7 +137,14 @@ fn os(s: &str) -> &OsStr {
 }
 
 /// `init --preset NAME`, `doctor`, `exec`; the servers stand in at `junior`/`senior`.
+/// A local preset must need no key.
 async fn first_ten_minutes(preset: &str, junior: &str, senior: &str) {
+    first_ten_minutes_with(preset, junior, senior, &[]).await;
+}
+
+/// As [`first_ten_minutes`], with `env` (an API key) for `doctor` and `exec`; a preset
+/// given a key names the variable it is read from.
+async fn first_ten_minutes_with(preset: &str, junior: &str, senior: &str, env: &[(&str, &str)]) {
     let home = tempfile::tempdir().expect("tempdir");
     let h = home.path();
     let init = bin(h, &[os("init"), os("--preset"), os(preset)], None, &[]).await;
@@ -121,9 +156,17 @@ async fn first_ten_minutes(preset: &str, junior: &str, senior: &str) {
         init.stdout
     );
     let text = std::fs::read_to_string(&cfg).expect("written where doctor looks");
+    let keys: Vec<String> = env
+        .iter()
+        .map(|(k, _)| format!("api_key_env = \"{k}\""))
+        .collect();
     assert!(
-        !text.contains("api_key_env ="),
-        "a local preset needs no key:\n{text}"
+        if keys.is_empty() {
+            !text.contains("api_key_env =")
+        } else {
+            keys.iter().all(|k| text.contains(k))
+        },
+        "a local preset needs no key; a cloud one names its variable:\n{text}"
     );
 
     let set_j = format!("junior.base_url={junior}");
@@ -132,7 +175,7 @@ async fn first_ten_minutes(preset: &str, junior: &str, senior: &str) {
         h,
         &[os("doctor"), os("-c"), os(&set_j), os("-c"), os(&set_s)],
         None,
-        &[],
+        env,
     )
     .await;
     assert_eq!(
@@ -159,9 +202,13 @@ async fn first_ten_minutes(preset: &str, junior: &str, senior: &str) {
         ],
         None,
         &[
-            ("HANDOFF_JUNIOR__BASE_URL", junior),
-            ("HANDOFF_SENIOR__BASE_URL", senior),
-        ],
+            &[
+                ("HANDOFF_JUNIOR__BASE_URL", junior),
+                ("HANDOFF_SENIOR__BASE_URL", senior),
+            ],
+            env,
+        ]
+        .concat(),
     )
     .await;
     assert_eq!(
@@ -189,6 +236,49 @@ async fn llamacpp_preset_then_doctor_then_exec() {
 async fn ollama_preset_then_doctor_then_exec() {
     let o = fake(Flavour::Ollama, &["qwen2.5-coder:1.5b", "qwen2.5-coder:7b"]).await;
     first_ten_minutes("ollama", &o.base_url(), &o.base_url()).await;
+}
+
+#[tokio::test]
+async fn vllm_preset_then_doctor_then_exec() {
+    let j = fake(Flavour::Vllm, &["Qwen/Qwen2.5-Coder-1.5B-Instruct"]).await;
+    let s = fake(Flavour::Vllm, &["Qwen/Qwen2.5-Coder-7B-Instruct"]).await;
+    first_ten_minutes("vllm", &j.base_url(), &s.base_url()).await;
+    assert!(
+        j.bodies().iter().any(|b| b["logprobs"] == true),
+        "the junior on vLLM is judged with logprobs"
+    );
+}
+
+#[tokio::test]
+async fn lmstudio_preset_then_doctor_then_exec() {
+    let l = fake(
+        Flavour::LmStudio,
+        &["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-7b-instruct"],
+    )
+    .await;
+    first_ten_minutes("lmstudio", &l.base_url(), &l.base_url()).await;
+}
+
+#[tokio::test]
+async fn openai_preset_then_doctor_then_exec() {
+    const KEY: &str = "sk-onboarding-test";
+    let o = fake(Flavour::OpenAi, &["gpt-4.1-nano", "gpt-4.1"]).await;
+    first_ten_minutes_with(
+        "openai",
+        &o.base_url(),
+        &o.base_url(),
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    let requests = o.requests();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        assert_eq!(
+            r.authorization.as_deref(),
+            Some(format!("Bearer {KEY}").as_str()),
+            "every request carries the key from OPENAI_API_KEY"
+        );
+    }
 }
 
 #[tokio::test]

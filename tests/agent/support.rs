@@ -151,6 +151,21 @@ pub fn finish() -> handoff::demo::server::Reply {
     )
 }
 
+/// One junior `run` call, then `finish`; the senior is never needed.
+pub fn one_command(command: &str) -> handoff::demo::server::Script {
+    use handoff::demo::script::{confident, reply};
+    handoff::demo::server::Script::new(vec![
+        reply(
+            confident("Running it."),
+            Some(("c1", "run", serde_json::json!({ "command": command }))),
+        ),
+        reply(
+            confident("Done."),
+            Some(("c2", "finish", serde_json::json!({"summary": "ran it"}))),
+        ),
+    ])
+}
+
 /// What the test does when it sees an event: send a command, or wait before the next.
 #[allow(dead_code)]
 pub enum React {

@@ -5,26 +5,12 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use handoff::demo::script::{confident, reply};
 use handoff::demo::server::{Script, ScriptedServer};
-use serde_json::json;
+
+use crate::agent::support::one_command;
 
 const KEY_VAR: &str = "HANDOFF_TEST_ESCAPE_KEY";
 const KEY: &str = "sk-escape-SECRET-8f2c91d0";
-
-/// One junior `run` call, then `finish`; the senior is never needed.
-fn one_command(command: &str) -> Script {
-    Script::new(vec![
-        reply(
-            confident("Running it."),
-            Some(("c1", "run", json!({ "command": command }))),
-        ),
-        reply(
-            confident("Done."),
-            Some(("c2", "finish", json!({"summary": "ran it"}))),
-        ),
-    ])
-}
 
 struct Session {
     log: String,

@@ -28,6 +28,7 @@
 //! system calls between fork and exec. Where a layer is missing the command still runs and
 //! the session's one-line note says what is not enforced.
 
+pub mod denial;
 pub mod env;
 pub mod landlock;
 pub mod namespace;

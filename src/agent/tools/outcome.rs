@@ -24,15 +24,20 @@ pub enum OutcomeKind {
     /// `write_file` or `apply_patch` would have changed a protected file
     /// (`agent.protected`); nothing was touched.
     Protected,
+    /// `run` failed because the sandbox refused a path outside the writable roots
+    /// ([`crate::agent::sandbox::denial`]): a fault of the setup, not the model's.
+    SandboxDenied,
 }
 
 impl OutcomeKind {
     /// The step signal this outcome is evidence of, if any. A refused path or malformed
     /// arguments are the model's mistakes like any failed call, so they count as tool
-    /// errors; a command timing out does too (the model chose the command).
+    /// errors; a command timing out does too (the model chose the command). A sandbox
+    /// denial is none: the setting, not the model, decided it ("faults are not
+    /// incompetence").
     pub fn signal(self) -> Option<SignalKind> {
         match self {
-            OutcomeKind::Ok => None,
+            OutcomeKind::Ok | OutcomeKind::SandboxDenied => None,
             OutcomeKind::PatchRejected => Some(SignalKind::PatchRejected),
             OutcomeKind::Protected => Some(SignalKind::TouchedProtected),
             OutcomeKind::ToolError
@@ -52,6 +57,7 @@ impl OutcomeKind {
             OutcomeKind::BadArguments => "bad_arguments",
             OutcomeKind::TimedOut => "timed_out",
             OutcomeKind::Protected => "protected",
+            OutcomeKind::SandboxDenied => "sandbox_denied",
         }
     }
 }
@@ -69,6 +75,10 @@ pub struct ToolOutcome {
     /// Protected paths the call was refused for ([`OutcomeKind::Protected`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected: Vec<String>,
+    /// A fault of the setup behind the result, for the operator's log
+    /// ([`OutcomeKind::SandboxDenied`]'s message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
 }
 
 impl ToolOutcome {
@@ -79,6 +89,7 @@ impl ToolOutcome {
             kind: OutcomeKind::Ok,
             writes,
             protected: Vec::new(),
+            fault: None,
         }
     }
 
@@ -89,6 +100,7 @@ impl ToolOutcome {
             kind,
             writes: false,
             protected: Vec::new(),
+            fault: None,
         }
     }
 }

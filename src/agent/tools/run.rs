@@ -244,6 +244,12 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
     match result {
         Ok(result) => {
             let mut out = outcome(&result, timeout, limits.output_cap_bytes);
+            if let Some(denial) = denial(&result, &spec) {
+                let message = denial.message();
+                out.output = format!("{message}\n{}", out.output);
+                out.kind = OutcomeKind::SandboxDenied;
+                out.fault = Some(message);
+            }
             if !git_changes.is_empty() {
                 // Hooks and config run code on the user's next `git`; the model must not
                 // touch them, and the user must hear of it.
@@ -259,6 +265,16 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
         }
         Err(e) => ToolOutcome::failed(OutcomeKind::ToolError, format!("error: {e}")),
     }
+}
+
+/// The sandbox denial behind a failed command, when Landlock confined it and its output
+/// names a refused path outside the writable roots ([`sandbox::denial`]).
+fn denial(result: &CommandResult, spec: &ShellCommand) -> Option<sandbox::denial::Denial> {
+    let policy = spec.sandbox.as_ref()?;
+    if result.success() || result.timed_out || result.layers.landlock_abi == 0 {
+        return None;
+    }
+    sandbox::denial::find(&result.output_tail, &policy.writable, &spec.cwd)
 }
 
 fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome {
@@ -296,6 +312,7 @@ fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome
         },
         writes: true,
         protected: Vec::new(),
+        fault: None,
     }
 }
 
