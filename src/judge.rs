@@ -67,21 +67,7 @@ impl SessionJudge {
     /// The judge a config asks for: its calibration file (or the built-in prior), and its
     /// threshold policy over the token budget, with the costs of the configured route(s).
     pub fn from_config(config: &Config) -> Result<SessionJudge, JudgeError> {
-        let calibration = match &config.policy.calibration {
-            None => Calibration::prior(),
-            Some(path) => {
-                let p = path.display().to_string();
-                let text = std::fs::read_to_string(path).map_err(|source| JudgeError::Read {
-                    path: p.clone(),
-                    source,
-                })?;
-                Calibration::from_json(&text).map_err(|e| JudgeError::Calibration {
-                    path: p,
-                    message: e.to_string(),
-                })?
-            }
-        };
-        SessionJudge::with_calibration(config, calibration)
+        SessionJudge::with_calibration(config, load_calibration(config)?)
     }
 
     /// The judge a config asks for, under a calibration already in hand (`calibrate` has
@@ -145,38 +131,11 @@ impl SessionJudge {
         self.policy
     }
 
-    /// Why this judge's calibration does not fit `junior`, when it was fitted on another
-    /// model or another `top_logprobs` (a calibration without a record of its fit, such as
-    /// the built-in prior, never mismatches): the session goes on, and the log, the TUI and
-    /// `doctor` say so.
+    /// [`calibration_mismatch`] of this judge's calibration.
     pub fn calibration_mismatch(&self, junior: &ModelConfig) -> Option<String> {
-        let fitted = self.judge.calibration().fitted_on.as_ref()?;
-        let top = if junior.logprobs {
-            usize::from(junior.top_logprobs)
-        } else {
-            0
-        };
-        let mut differences = Vec::new();
-        if fitted.model != junior.model {
-            differences.push(format!(
-                "model {} (this junior: {})",
-                fitted.model, junior.model
-            ));
-        }
-        if fitted.top_logprobs != top {
-            differences.push(format!(
-                "top_logprobs {} (this junior: {top})",
-                fitted.top_logprobs
-            ));
-        }
-        (!differences.is_empty()).then(|| {
-            format!(
-                "the calibration was fitted on {}; its beliefs may be off for this junior \
-                 (fit one with `handoff calibrate` on its own sessions)",
-                differences.join(" and ")
-            )
-        })
+        calibration_mismatch(self.judge.calibration(), junior)
     }
+
     pub fn prior(&self) -> f64 {
         self.judge.calibration().prior
     }
@@ -302,4 +261,53 @@ impl SessionJudge {
             self.step_value[i] = t.value;
         }
     }
+}
+
+/// The calibration the config names (its file), or the built-in prior. `doctor` reads it
+/// without building a judge (no threshold schedule to solve).
+pub fn load_calibration(config: &Config) -> Result<Calibration, JudgeError> {
+    let Some(path) = &config.policy.calibration else {
+        return Ok(Calibration::prior());
+    };
+    let p = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| JudgeError::Read {
+        path: p.clone(),
+        source,
+    })?;
+    Calibration::from_json(&text).map_err(|e| JudgeError::Calibration {
+        path: p,
+        message: e.to_string(),
+    })
+}
+
+/// Why `calibration` does not fit `junior`, when it was fitted on another model or another
+/// `top_logprobs` (a calibration without a record of its fit, such as the built-in prior,
+/// never mismatches): the session goes on, and the log, the TUI and `doctor` say so.
+pub fn calibration_mismatch(calibration: &Calibration, junior: &ModelConfig) -> Option<String> {
+    let fitted = calibration.fitted_on.as_ref()?;
+    let top = if junior.logprobs {
+        usize::from(junior.top_logprobs)
+    } else {
+        0
+    };
+    let mut differences = Vec::new();
+    if fitted.model != junior.model {
+        differences.push(format!(
+            "model {} (this junior: {})",
+            fitted.model, junior.model
+        ));
+    }
+    if fitted.top_logprobs != top {
+        differences.push(format!(
+            "top_logprobs {} (this junior: {top})",
+            fitted.top_logprobs
+        ));
+    }
+    (!differences.is_empty()).then(|| {
+        format!(
+            "the calibration was fitted on {}; its beliefs may be off for this junior \
+             (fit one with `handoff calibrate` on its own sessions)",
+            differences.join(" and ")
+        )
+    })
 }

@@ -32,14 +32,14 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 /// One line on the judge's calibration: which one, and whether it fits the junior.
 fn calibration_verdict(config: &crate::config::Config) -> String {
-    match crate::judge::SessionJudge::from_config(config) {
+    use crate::judge::{calibration_mismatch, load_calibration};
+    match load_calibration(config) {
         Err(e) => format!("unusable: {e}"),
-        Ok(judge) => {
-            let calibration = judge.judge().calibration();
+        Ok(calibration) => {
             let source = &calibration.source;
             match (
                 &calibration.fitted_on,
-                judge.calibration_mismatch(&config.junior),
+                calibration_mismatch(&calibration, &config.junior),
             ) {
                 (None, _) => format!("{source} (records no fit, nothing to compare)"),
                 (Some(_), Some(why)) => format!("{source}; MISMATCH: {why}"),

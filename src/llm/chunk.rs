@@ -23,7 +23,8 @@ use super::types::{Alternative, Usage};
 pub const LOGPROB_FLOOR: f64 = -9999.0;
 
 /// What one chunk says, normalised. `content` borrows from the chunk's bytes: when the
-/// chunk has logprobs the decoder takes the tokens' texts instead and never copies it.
+/// chunk has logprobs the decoder takes the tokens' texts instead, and copies `content`
+/// only when those texts do not spell it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParsedChunk<'a> {
     /// An `error` object inside an HTTP-200 stream.
