@@ -273,8 +273,9 @@ pub struct AgentConfig {
     /// Repair messages in a row for replies with no usable tool call (text only, broken
     /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
     pub max_repairs: u32,
-    /// Earlier identical moves (the same call on the same work tree, or the same reply)
-    /// after which the session hands off with reason `stuck`; 0 turns the rule off.
+    /// Repeated moves on one work tree (a call or reply made there before, whichever it
+    /// is, so a cycle of a few moves counts too: `competence::repeats`) after which the
+    /// session hands off with reason `stuck`; 0 turns the rule off.
     pub stuck_after: u32,
     /// Globs of files no tool may change (the check's tests); `None`: the defaults of
     /// [`protected::DEFAULT_PROTECTED`] plus the files `check` names; `Some([])`: none.

@@ -16,6 +16,5 @@ pub mod retry;
 pub mod sandbox;
 pub mod session;
 pub mod step;
-pub mod stuck;
 pub mod tools;
 pub mod turn;

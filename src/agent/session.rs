@@ -32,9 +32,9 @@ use super::inbox::{Control, Inbox, Intent, Waiting};
 use super::prompts::Prompts;
 use super::reply::{self, CallProblem, Read, Repairs};
 use super::step::{self, Acted, StepEnv};
-use super::stuck::{self, Move, Progress};
 use super::tools::{self, Workspace};
 use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd};
+use crate::competence::repeats::{self, Move, Progress, Repeat};
 use crate::judge::SessionJudge;
 
 mod ends;
@@ -363,98 +363,100 @@ impl Session<'_> {
         let specs = tools::specs();
         let tree = self.last_checkpoint.clone();
         let mut repairs_spent = false;
-        let (report, tool, ok, after, repeats) = match reply::read(&calls, problem.as_ref(), &specs)
-        {
-            Read::Unusable {
-                why,
-                message,
-                logged,
-            } => {
-                if !logged {
-                    self.warn(reply::kind(why), message.clone()).await;
+        let (report, tool, ok, after, repeat): (_, _, _, _, Repeat) =
+            match reply::read(&calls, problem.as_ref(), &specs) {
+                Read::Unusable {
+                    why,
+                    message,
+                    logged,
+                } => {
+                    if !logged {
+                        self.warn(reply::kind(why), message.clone()).await;
+                    }
+                    repairs_spent = !self.repairs.another();
+                    let repeat = self
+                        .progress_of(actor)
+                        .made(Move::said(&text), tree.as_deref());
+                    let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
+                    report.facts.repeats = repeat.of_move;
+                    (report, None, false, After::Continue, repeat)
                 }
-                repairs_spent = !self.repairs.another();
-                let repeats = self
-                    .progress_of(actor)
-                    .made(Move::said(&text), tree.as_deref());
-                let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
-                report.facts.repeats = repeats;
-                (report, None, false, After::Continue, repeats)
-            }
-            Read::Call { call, extra } => {
-                self.repairs.usable();
-                if !extra.is_empty() {
-                    let message = format!(
-                        "the reply holds {} tool calls; only the first ({}) is run",
-                        extra.len() + 1,
-                        call.function.name
-                    );
-                    self.warn(reply::SEVERAL_TOOL_CALLS, message).await;
-                }
-                let name = call.function.name.clone();
-                let repeats = self
-                    .progress_of(actor)
-                    .made(Move::call(&name, &call.function.arguments), tree.as_deref());
-                if repeats > 0 && name != tools::spec::FINISH {
-                    self.barred = Some(name.clone());
-                }
-                let acted =
-                    step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
-                let mut after = After::Continue;
-                let mut refused = Vec::new();
-                let (ok, output, mut facts, wrote) = match acted {
-                    Acted::Ran {
+                Read::Call { call, extra } => {
+                    self.repairs.usable();
+                    if !extra.is_empty() {
+                        let message = format!(
+                            "the reply holds {} tool calls; only the first ({}) is run",
+                            extra.len() + 1,
+                            call.function.name
+                        );
+                        self.warn(reply::SEVERAL_TOOL_CALLS, message).await;
+                    }
+                    let name = call.function.name.clone();
+                    let repeat = self
+                        .progress_of(actor)
+                        .made(Move::call(&name, &call.function.arguments), tree.as_deref());
+                    if repeat.of_move > 0 && name != tools::spec::FINISH {
+                        self.barred = Some(name.clone());
+                    }
+                    let acted =
+                        step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call)
+                            .await;
+                    let mut after = After::Continue;
+                    let mut refused = Vec::new();
+                    let (ok, output, mut facts, wrote) = match acted {
+                        Acted::Ran {
+                            ok,
+                            output,
+                            facts,
+                            wrote,
+                            refused: paths,
+                        } => {
+                            refused = paths;
+                            (ok, output, facts, wrote)
+                        }
+                        Acted::Finish => {
+                            let label = step::run_check(&self.env, &self.emitter, step).await;
+                            after = After::End(label);
+                            (true, "finished".to_string(), StepFacts::default(), None)
+                        }
+                        Acted::Ask { question, options } => {
+                            match self.self_ask(question, options).await {
+                                OperatorReply::Answer(a) => (true, a, StepFacts::default(), None),
+                                OperatorReply::Defer => {
+                                    after = After::Senior;
+                                    let said = "The operator asked a senior engineer to decide.";
+                                    (true, said.to_string(), StepFacts::default(), None)
+                                }
+                                OperatorReply::Quit => {
+                                    after = After::End(Outcome::Aborted);
+                                    let said = "the session was stopped".to_string();
+                                    (false, said, StepFacts::default(), None)
+                                }
+                            }
+                        }
+                        // The discarded call never ran: like a cut stream, it leaves no step end.
+                        Acted::Escalate => return self.escalate(EscalationReason::Forced).await,
+                        Acted::Quit => {
+                            after = After::End(Outcome::Aborted);
+                            let said = "the session was stopped".to_string();
+                            (false, said, StepFacts::default(), None)
+                        }
+                    };
+                    facts.repeats = repeat.of_move;
+                    self.ledger.tool(&name, &output, wrote.as_deref());
+                    let last = self.last_checkpoint.as_deref();
+                    let ran = step::Ran {
                         ok,
                         output,
                         facts,
-                        wrote,
-                        refused: paths,
-                    } => {
-                        refused = paths;
-                        (ok, output, facts, wrote)
-                    }
-                    Acted::Finish => {
-                        let label = step::run_check(&self.env, &self.emitter, step).await;
-                        after = After::End(label);
-                        (true, "finished".to_string(), StepFacts::default(), None)
-                    }
-                    Acted::Ask { question, options } => {
-                        match self.self_ask(question, options).await {
-                            OperatorReply::Answer(a) => (true, a, StepFacts::default(), None),
-                            OperatorReply::Defer => {
-                                after = After::Senior;
-                                let said = "The operator asked a senior engineer to decide.";
-                                (true, said.to_string(), StepFacts::default(), None)
-                            }
-                            OperatorReply::Quit => {
-                                after = After::End(Outcome::Aborted);
-                                let said = "the session was stopped".to_string();
-                                (false, said, StepFacts::default(), None)
-                            }
-                        }
-                    }
-                    // The discarded call never ran: like a cut stream, it leaves no step end.
-                    Acted::Escalate => return self.escalate(EscalationReason::Forced).await,
-                    Acted::Quit => {
-                        after = After::End(Outcome::Aborted);
-                        let said = "the session was stopped".to_string();
-                        (false, said, StepFacts::default(), None)
-                    }
-                };
-                facts.repeats = repeats;
-                self.ledger.tool(&name, &output, wrote.as_deref());
-                let last = self.last_checkpoint.as_deref();
-                let ran = step::Ran {
-                    ok,
-                    output,
-                    facts,
-                    refused,
-                };
-                let report =
-                    step::record(&self.env, &self.emitter, step, (call, extra), ran, last).await;
-                (report, Some(name), ok, after, repeats)
-            }
-        };
+                        refused,
+                    };
+                    let report =
+                        step::record(&self.env, &self.emitter, step, (call, extra), ran, last)
+                            .await;
+                    (report, Some(name), ok, after, repeat)
+                }
+            };
         self.last_checkpoint.clone_from(&report.checkpoint);
         let acted = tool.is_some();
         let facts = (&report.facts, report.sparse.as_slice());
@@ -469,7 +471,7 @@ impl Session<'_> {
         if acted {
             history.push(Message::assistant(text, calls));
             let mut replies = report.replies;
-            if repeats > 0 {
+            if repeat.of_move > 0 {
                 reply::note_repeat(&mut replies);
             }
             history.extend(replies);
@@ -488,7 +490,8 @@ impl Session<'_> {
         if verdict == Verdict::Escalate && actor == Actor::Junior {
             return self.escalate(EscalationReason::Threshold).await;
         }
-        if repairs_spent || stuck::is_stuck(repeats, self.config().agent.stuck_after) {
+        let stuck_after = self.config().agent.stuck_after;
+        if repairs_spent || repeats::is_stuck(repeat.on_tree, stuck_after) {
             let why = if repairs_spent {
                 format!(
                     "{} replies in a row without a usable tool call (agent.max_repairs = {})",
@@ -497,9 +500,8 @@ impl Session<'_> {
                 )
             } else {
                 format!(
-                    "the same move {} times with no change to the work tree (agent.stuck_after = {})",
-                    repeats + 1,
-                    self.config().agent.stuck_after
+                    "{} repeated moves with no change to the work tree (agent.stuck_after = {stuck_after})",
+                    repeat.on_tree
                 )
             };
             return self.stuck(actor, why).await;

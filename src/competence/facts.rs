@@ -8,17 +8,17 @@
 //! - test counts are parsed from cargo test, pytest and unittest output, and a run with
 //!   fewer failing tests than the previous test run (or passing after a failure) raises
 //!   `tests_fixed`, the one fact that speaks for the junior;
-//! - repetition is keyed on (tool, arguments, tree hash): re-running the tests after an
-//!   edit is not a repeat; `repeated_action` carries how many earlier steps made the same
-//!   move, and the third identical call in a row on an unchanged tree is `stuck`;
+//! - repetition is the loop's own rule ([`super::repeats`]): keyed on (tool, normalised
+//!   arguments, tree hash), so re-running the tests after an edit is not a repeat;
+//!   `repeated_action` carries how many earlier steps made the same move, and the second
+//!   repeated move on an unchanged tree (of any kind: cycles count) is `stuck`;
 //! - a step that tried to change a protected file (the check's tests) is
 //!   `touched_protected`, logged only when present;
 //! - a reply without a tool call is `no_tool_call`, one whose call cannot be read is
 //!   `malformed_call` (both logged on every step, as the agent loop does);
 //! - running tests changes no files by design, so a test run never counts as `no_diff`.
 
-use std::collections::HashMap;
-
+use super::repeats::{self, Move, Progress};
 use crate::protocol::{Observation, SignalKind, StepFacts};
 
 /// Tests passed and failed in one run (errors count as failed).
@@ -194,9 +194,8 @@ impl StepVerdict {
 /// What the decisions remember across the steps of one session.
 #[derive(Debug, Clone, Default)]
 pub struct StepMemory {
-    /// Earlier steps per (tool, arguments, tree before).
-    seen: HashMap<(String, String, String), u32>,
-    repeats_in_a_row: u32,
+    /// The moves so far, by the tree they were made on.
+    progress: Progress,
     /// Failing tests of the last test run with counts, or 1/0 for one without.
     last_failing: Option<u32>,
 }
@@ -216,21 +215,11 @@ impl StepMemory {
         if step.touched_protected {
             v.sparse.push(SignalKind::TouchedProtected);
         }
-        let key = (
-            tool.to_string(),
-            step.arguments.to_string(),
-            step.tree_before.unwrap_or("").to_string(),
-        );
-        let earlier = self.seen.entry(key).or_insert(0);
-        let repeated = *earlier > 0;
-        v.facts.repeats = *earlier;
-        *earlier += 1;
-        self.repeats_in_a_row = if repeated {
-            self.repeats_in_a_row + 1
-        } else {
-            0
-        };
-        if self.repeats_in_a_row >= 2 {
+        let repeat = self
+            .progress
+            .made(Move::call(tool, step.arguments), step.tree_before);
+        v.facts.repeats = repeat.of_move;
+        if repeat.of_move > 0 && repeats::is_stuck(repeat.on_tree, repeats::STUCK_FACT_AFTER) {
             v.sparse.push(SignalKind::Stuck);
         }
         v.facts.patch_rejected = step.patch_rejected;

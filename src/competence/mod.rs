@@ -28,6 +28,7 @@ mod histograms;
 pub mod law;
 pub mod likelihood;
 mod prior;
+pub mod repeats;
 pub mod schedule;
 pub mod signals;
 pub mod threshold;

@@ -313,6 +313,56 @@ async fn stuck_with_no_route_left_ends_aborted() {
     )));
 }
 
+/// The rs-palindrome session of the bundled rerun: the 0.5B cycled a search, a test run and
+/// a question on an unchanged tree, none made a fourth time, and reached max_steps. Every
+/// move after the first round is a repeat on that tree; the third repeat is stuck.
+#[tokio::test]
+async fn a_cycle_of_three_moves_on_one_tree_is_stuck_before_max_steps() {
+    let moves = [
+        ("search", json!({"pattern": "hello"})),
+        ("run", json!({"command": "cat notes.txt"})),
+        ("read_file", json!({"path": "notes.txt"})),
+    ];
+    let replies: Vec<Reply> = moves
+        .iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+        .map(|(i, (tool, args))| {
+            let id = format!("c{i}");
+            reply(
+                confident("Looking."),
+                Some((id.as_str(), tool, args.clone())),
+            )
+        })
+        .collect();
+    let (j, s) = servers(Script::new(replies), Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let mut c = patient(config(&j, &s));
+    c.policy.shadow = true;
+    // Under the old rule (one move made a fourth time) this ran to max_steps.
+    c.agent.max_steps = 9;
+    let ran = run(c, dir.path(), "look around", vec![], Approvals::Refused).await;
+    assert_eq!(
+        ran.summary.steps, 6,
+        "3 distinct moves, then 3 repeats on one tree (stuck_after = 3)"
+    );
+    assert_eq!(
+        step_values(&ran, SignalKind::RepeatedAction),
+        vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        "no one move was made a third time"
+    );
+    let stuck = warnings(&ran, "stuck");
+    assert_eq!(stuck.len(), 1, "{stuck:?}");
+    assert!(stuck[0].starts_with("3 repeated moves"), "{}", stuck[0]);
+    assert!(
+        !ran.events
+            .iter()
+            .any(|e| matches!(e, Event::Warning { kind, .. } if kind == "max_steps")),
+        "the stuck rule fired first"
+    );
+}
+
 /// A reply whose usage says the server read `prompt_tokens`.
 fn read_with_usage(id: &str, path: &str, prompt_tokens: u64) -> Reply {
     let args = json!({"path": path}).to_string();
