@@ -3,6 +3,8 @@
 //! [`SessionFold`](crate::metrics::session::SessionFold); nothing here runs a session.
 
 pub mod calibrate;
+pub mod cascade;
+pub mod cascade_sweep;
 pub mod csv;
 pub mod plot;
 pub mod replay;

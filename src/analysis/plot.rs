@@ -140,3 +140,88 @@ pub fn write_all(
     )?;
     Ok(vec![rel, tr])
 }
+
+/// The cascade's frontiers: accuracy against compute (a multiple of the junior alone's;
+/// `input_too` picks input + output over output tokens), one line per swept policy, the
+/// single policies as labelled points.
+pub fn cascade(
+    path: &Path,
+    points: &[super::cascade::Point],
+    input_too: bool,
+) -> Result<(), PlotError> {
+    let err = draw_error(path);
+    let x = |p: &super::cascade::Point| {
+        if input_too {
+            p.relative_all
+        } else {
+            p.relative_out
+        }
+    };
+    let x_hi = points
+        .iter()
+        .map(x)
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max)
+        * 1.1;
+    let root = SVGBackend::new(path, (820, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let tokens = if input_too {
+        "input + output"
+    } else {
+        "output"
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("cascade frontiers ({tokens} tokens)"),
+            ("sans-serif", 20),
+        )
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(48)
+        .build_cartesian_2d(0f64..x_hi, 0f64..1f64)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("compute, × the junior alone's (junior-token equivalents)")
+        .y_desc("accuracy")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let families = [
+        ("streaming, constant τ", BLUE),
+        ("streaming, optimal schedule", GREEN),
+        ("post-hoc", RED),
+    ];
+    for (name, color) in families {
+        let mut line: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.policy == name && x(p).is_finite())
+            .map(|p| (x(p), p.accuracy.estimate))
+            .collect();
+        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+            .map_err(|e| err(e.to_string()))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        chart
+            .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    let singles: Vec<&super::cascade::Point> =
+        points.iter().filter(|p| p.parameter.is_none()).collect();
+    chart
+        .draw_series(singles.iter().map(|p| {
+            EmptyElement::at((x(p), p.accuracy.estimate))
+                + Circle::new((0, 0), 5, BLACK.filled())
+                + Text::new(p.policy.clone(), (6, -12), ("sans-serif", 12).into_font())
+        }))
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
+}

@@ -72,6 +72,10 @@ enum Action {
         #[command(flatten)]
         json: JsonArg,
     },
+    /// The cascade experiment offline: pair the junior's shadow logs with the senior-alone
+    /// logs by task and score junior alone, senior alone, the oracle, post-hoc and
+    /// streaming (constant τ, optimal schedule) swept over their parameters.
+    Cascade(super::cascade::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -86,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             let report = crate::eval::merge(&parts, &out).map_err(bad_input)?;
             return finish(&report, json.json, &out);
         }
+        Some(Action::Cascade(args)) => return super::cascade::run(args),
         None => {}
     }
     let suite = args.suite.context("name the suite directory")?;

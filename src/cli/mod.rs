@@ -5,6 +5,7 @@
 
 pub mod args;
 mod calibrate;
+mod cascade;
 mod completions;
 mod demo;
 mod diff;

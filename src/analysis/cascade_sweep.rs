@@ -1,0 +1,271 @@
+//! The cascade experiment over eval output directories: reads the junior's shadow logs and
+//! the senior-alone logs, re-scores every junior log under each threshold of the sweep, and
+//! scores every policy of [`super::cascade`]. Reads logs; decides nothing itself.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::cascade::{self, JuniorRun, Point, SeniorRun, TaskPair};
+use super::replay::{ReplayError, counterfactual_config, judge_for, load_events, rescore};
+use crate::competence::Judge;
+use crate::config::{Config, ThresholdKind};
+use crate::log::LogError;
+use crate::protocol::Event;
+
+/// The parameters swept: τ for the constant threshold and post-hoc, κ for the schedule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    pub taus: Vec<f64>,
+    pub kappas: Vec<f64>,
+    /// Senior tokens × this = junior-token equivalents.
+    pub ratio: f64,
+}
+
+impl Default for Sweep {
+    fn default() -> Self {
+        Sweep {
+            taus: vec![
+                0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+            ],
+            kappas: vec![1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2],
+            // The issue's ratio: 1.54 B / 0.49 B non-embedding parameters (model cards).
+            ratio: 1.54 / 0.49,
+        }
+    }
+}
+
+/// The experiment's result, as printed and written.
+#[derive(Debug, Clone, Serialize)]
+pub struct Experiment {
+    pub tasks: usize,
+    pub junior_passed: usize,
+    pub senior_passed: usize,
+    /// Task ids with a log on one side only (left out).
+    pub unpaired: Vec<String>,
+    pub assumption: &'static str,
+    pub sweep: Sweep,
+    pub points: Vec<Point>,
+}
+
+pub const ASSUMPTION: &str = "after a hand-off at any point the senior ends the task as it did \
+alone, at the compute it spent alone; the junior's compute up to the hand-off is added";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CascadeError {
+    #[error("{path}: {source}")]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error("no task has both a junior and a senior log ({junior} junior, {senior} senior logs)")]
+    NoPairs { junior: usize, senior: usize },
+}
+
+/// Every session log under `dirs`, by task id: an eval output directory keeps them as
+/// `logs/<policy>/<task>.jsonl[.gz]`; a directory of logs is read as it is.
+pub fn load_logs(dirs: &[PathBuf]) -> Result<BTreeMap<String, Vec<Event>>, CascadeError> {
+    let mut out = BTreeMap::new();
+    for dir in dirs {
+        let mut files = Vec::new();
+        collect(dir, &mut files, 3)?;
+        for file in files {
+            let Some(task) = task_id(&file) else { continue };
+            let (events, _) = load_events(&file)?;
+            out.insert(task, events.into_iter().map(|s| s.event).collect());
+        }
+    }
+    Ok(out)
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>, depth: u32) -> Result<(), CascadeError> {
+    let io = |source| CascadeError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort();
+    for path in entries {
+        let meta = std::fs::symlink_metadata(&path).map_err(|source| CascadeError::Dir {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() && depth > 0 {
+            collect(&path, files, depth - 1)?;
+        } else if meta.is_file() && task_id(&path).is_some() {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn task_id(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name
+        .strip_suffix(".jsonl.gz")
+        .or_else(|| name.strip_suffix(".jsonl"))?;
+    Some(stem.to_string())
+}
+
+/// Runs every policy of the sweep over the paired logs. `config` gives the calibration
+/// (`policy.calibration`), the costs of the schedule and `policy.cooldown_steps`.
+pub fn run(
+    juniors: &BTreeMap<String, Vec<Event>>,
+    seniors: &BTreeMap<String, Vec<Event>>,
+    config: &Config,
+    sweep: Sweep,
+) -> Result<Experiment, CascadeError> {
+    let junior_runs = juniors
+        .iter()
+        .map(|(t, e)| (t.clone(), JuniorRun::from_events(e)))
+        .collect();
+    let senior_runs = seniors
+        .iter()
+        .map(|(t, e)| (t.clone(), SeniorRun::from_events(e)))
+        .collect();
+    let (pairs, unpaired) = cascade::pair(junior_runs, senior_runs);
+    if pairs.is_empty() {
+        return Err(CascadeError::NoPairs {
+            junior: juniors.len(),
+            senior: seniors.len(),
+        });
+    }
+    let events: Vec<&[Event]> = pairs
+        .iter()
+        .map(|p| juniors.get(&p.task).map_or(&[][..], Vec::as_slice))
+        .collect();
+    let ratio = sweep.ratio;
+    let alone: Vec<_> = pairs.iter().map(cascade::junior_alone).collect();
+    let base = cascade::score("junior alone", None, &alone, ratio, (0.0, 0.0));
+    let base = (base.compute_out, base.compute_all);
+    let mut points = Vec::new();
+    let mut add = |name: &str, parameter, decisions: Vec<cascade::Decision>| {
+        points.push(cascade::score(name, parameter, &decisions, ratio, base));
+    };
+    add("junior alone", None, alone.clone());
+    add(
+        "senior alone",
+        None,
+        pairs.iter().map(cascade::senior_alone).collect(),
+    );
+    add("oracle", None, pairs.iter().map(cascade::oracle).collect());
+    let cooldown = config.policy.cooldown_steps;
+    for &tau in &sweep.taus {
+        let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
+        let judge = judge_for(&c)?;
+        let (streamed, posthoc) = judged(&pairs, &events, &judge, cooldown, tau);
+        add("streaming, constant τ", Some(tau), streamed);
+        add("post-hoc", Some(tau), posthoc);
+    }
+    for &kappa in &sweep.kappas {
+        let mut c = config.clone();
+        c.policy.threshold = ThresholdKind::Optimal;
+        c.costs.kappa = kappa;
+        let judge = judge_for(&c)?;
+        let (streamed, _) = judged(&pairs, &events, &judge, cooldown, 0.0);
+        add("streaming, optimal schedule", Some(kappa), streamed);
+    }
+    Ok(Experiment {
+        tasks: pairs.len(),
+        junior_passed: pairs.iter().filter(|p| p.junior.passed).count(),
+        senior_passed: pairs.iter().filter(|p| p.senior.passed).count(),
+        unpaired,
+        assumption: ASSUMPTION,
+        sweep,
+        points,
+    })
+}
+
+/// Streaming and post-hoc decisions of one judge: the first hand-off (the judge's or the
+/// loop's), and whether the belief at the end is below `tau`.
+fn judged(
+    pairs: &[TaskPair],
+    events: &[&[Event]],
+    judge: &Judge,
+    cooldown: u32,
+    tau: f64,
+) -> (Vec<cascade::Decision>, Vec<cascade::Decision>) {
+    let mut streamed = Vec::with_capacity(pairs.len());
+    let mut posthoc = Vec::with_capacity(pairs.len());
+    for (pair, events) in pairs.iter().zip(events) {
+        let r = rescore(events.iter(), judge.clone(), cooldown);
+        let judge_tick = r.escalations.first().copied();
+        let handoff = match (judge_tick, pair.junior.loop_handoff) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        streamed.push(cascade::streaming(pair, handoff));
+        let last = r.points.last().map_or(1.0, |p| p.belief);
+        posthoc.push(cascade::post_hoc(pair, last < tau));
+    }
+    (streamed, posthoc)
+}
+
+impl Experiment {
+    /// The table: one row per point, the frontier's points (input + output) starred.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let on_frontier: Vec<*const Point> = cascade::frontier(&self.points)
+            .into_iter()
+            .map(|p| p as *const Point)
+            .collect();
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "tasks {} (junior passed {}, senior passed {}); senior tokens × {:.2}",
+            self.tasks, self.junior_passed, self.senior_passed, self.sweep.ratio
+        );
+        if !self.unpaired.is_empty() {
+            let _ = writeln!(
+                s,
+                "left out (a log on one side only): {}",
+                self.unpaired.join(", ")
+            );
+        }
+        let _ = writeln!(s, "assumed: {}\n", self.assumption);
+        let _ = writeln!(
+            s,
+            "  {:<29} {:>8}  {:>21}  {:>6}  {:>8}  {:>8}",
+            "policy", "param", "accuracy [95% CI]", "esc.", "out ×", "in+out ×"
+        );
+        for p in &self.points {
+            let star = if on_frontier.contains(&(p as *const Point)) {
+                "*"
+            } else {
+                " "
+            };
+            let param = p.parameter.map_or("-".to_string(), |v| {
+                if v < 0.001 {
+                    format!("{v:.0e}")
+                } else {
+                    format!("{v:.3}")
+                }
+            });
+            let acc = format!(
+                "{:.3} [{:.3}, {:.3}]",
+                p.accuracy.estimate, p.accuracy.lower, p.accuracy.upper
+            );
+            let _ = writeln!(
+                s,
+                "{star} {:<29} {:>8}  {:>21}  {:>5.0}%  {:>8.2}  {:>8.2}",
+                p.policy,
+                param,
+                acc,
+                100.0 * p.escalation_rate,
+                p.relative_out,
+                p.relative_all
+            );
+        }
+        s.push_str("\n* on the frontier (input + output compute)\n");
+        s
+    }
+}

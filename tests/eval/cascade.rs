@@ -1,0 +1,106 @@
+//! `eval cascade` through the binary over the committed real corpus: the 0.5B's shadow
+//! logs and the 1.5B alone on HumanEval shard 0. The single points must agree with what
+//! `eval` itself wrote in each shard's results.json.gz (another path through the code).
+
+use std::io::Read as _;
+use std::path::Path;
+use std::process::Command;
+
+fn passed_in_results(shard: &Path) -> u64 {
+    let file = std::fs::File::open(shard.join("results.json.gz")).expect("results.json.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .expect("gzip");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["policies"][0]["passed"].as_u64().expect("passed")
+}
+
+#[test]
+fn the_cascade_over_the_real_corpus_agrees_with_eval_and_orders_its_policies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/real");
+    let junior = root.join("junior/shard-0-of-8");
+    let senior = root.join("senior-as-junior/shard-0-of-8");
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .arg("--config")
+        .arg(root.join("junior/config.toml"))
+        .args(["eval", "cascade", "--json", "--junior"])
+        .arg(&junior)
+        .arg("--senior")
+        .arg(&senior)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("run handoff");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(v["tasks"], 21);
+    assert_eq!(
+        v["junior_passed"].as_u64(),
+        Some(passed_in_results(&junior))
+    );
+    assert_eq!(
+        v["senior_passed"].as_u64(),
+        Some(passed_in_results(&senior))
+    );
+    let points = v["points"].as_array().expect("points");
+    let find = |name: &str| {
+        points
+            .iter()
+            .find(|p| p["policy"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let acc = |p: &serde_json::Value| p["accuracy"]["estimate"].as_f64().expect("accuracy");
+    let (j, s, o) = (find("junior alone"), find("senior alone"), find("oracle"));
+    assert_eq!(j["relative_all"], 1.0);
+    assert_eq!(acc(j), v["junior_passed"].as_f64().unwrap() / 21.0);
+    assert_eq!(acc(s), v["senior_passed"].as_f64().unwrap() / 21.0);
+    // The oracle is at least as accurate as either alone, and never dearer than the senior
+    // alone plus the junior's whole run.
+    assert!(acc(o) >= acc(j).max(acc(s)));
+    for p in points {
+        let a = acc(p);
+        assert!(a <= acc(o) + 1e-12, "nothing beats the oracle: {p}");
+        assert!(p["accuracy"]["lower"].as_f64().unwrap() <= a);
+        assert!(a <= p["accuracy"]["upper"].as_f64().unwrap());
+    }
+    // Post-hoc at a τ above every belief escalates every task and pays for both runs.
+    let everything = points
+        .iter()
+        .find(|p| p["policy"] == "post-hoc" && p["parameter"] == 0.9)
+        .expect("post-hoc at 0.9");
+    assert_eq!(acc(everything), acc(s));
+    assert!(everything["relative_all"].as_f64().unwrap() > s["relative_all"].as_f64().unwrap());
+    for f in [
+        "cascade.json",
+        "cascade.txt",
+        "cascade-all.svg",
+        "cascade-out.svg",
+    ] {
+        assert!(out.path().join(f).is_file(), "{f} written");
+    }
+}
+
+#[test]
+fn cascade_without_pairs_is_bad_input_naming_the_counts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/real");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(["eval", "cascade", "--junior"])
+        .arg(root.join("junior/shard-0-of-8"))
+        .arg("--senior")
+        .arg(empty.path())
+        .output()
+        .expect("run handoff");
+    assert_eq!(output.status.code(), Some(4), "bad input");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("no task has both") && err.contains("21 junior, 0 senior"),
+        "{err}"
+    );
+}
