@@ -414,7 +414,8 @@ impl Session<'_> {
                         (ok, output, facts, wrote)
                     }
                     Acted::Finish => {
-                        let label = step::run_check(&self.env, &self.emitter, step).await;
+                        let inbox = &mut self.inbox;
+                        let label = step::run_check(&self.env, &self.emitter, inbox, step).await;
                         after = After::End(label);
                         (true, "finished".to_string(), StepFacts::default(), None)
                     }
@@ -438,6 +439,14 @@ impl Session<'_> {
                     Acted::Quit => {
                         after = After::End(Outcome::Aborted);
                         let said = "the session was stopped".to_string();
+                        (false, said, StepFacts::default(), None)
+                    }
+                    Acted::Stopped => {
+                        after = After::End(Outcome::Aborted);
+                        let said = format!(
+                            "the session was stopped while `{name}` ran; it was cut short \
+                             (a command and everything it started were killed)"
+                        );
                         (false, said, StepFacts::default(), None)
                     }
                 };
