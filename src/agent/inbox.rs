@@ -129,7 +129,7 @@ impl Inbox {
     /// Runs `work` while reading commands as [`Waiting::Running`]; `None` when `Quit` (or
     /// the channel closing) came first, in which case `work` is dropped before this
     /// returns. Dropping a command's future kills its tree
-    /// ([`crate::agent::tools::run::run_shell`]), so quitting never waits for a command.
+    /// (`tools::run::run_shell`), so quitting never waits for a command.
     ///
     /// Commands are read with the cancel-safe [`Inbox::recv`] and handled outside the
     /// `select!`, so an acknowledgement is never cut half-way when `work` finishes.
