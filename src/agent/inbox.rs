@@ -14,7 +14,9 @@
 //!   turn; while the senior is in charge it is answered by a warning and dropped.
 //! - `Answer`, `DeferToSenior` and `Approve` end the wait they belong to and mean nothing
 //!   elsewhere (a stale one is dropped).
-//! - `Quit`, or the command channel closing, ends every wait.
+//! - `Quit`, or the command channel closing, ends every wait, and stops a tool or the
+//!   check that is running ([`Inbox::unless_quit`]): the command's whole tree is killed
+//!   at once, instead of the session waiting for it to end on its own.
 
 use std::time::Duration;
 
@@ -44,6 +46,9 @@ pub enum Waiting<'a> {
     Resume,
     /// A retry backoff of a request; `junior` when it is the junior's request.
     Backoff { delay: Duration, junior: bool },
+    /// A tool or the check is running: only `Quit` ends it (a forced escalation waits for
+    /// the junior's next turn, as between steps).
+    Running,
 }
 
 /// How a wait ended.
@@ -121,6 +126,29 @@ impl Inbox {
         }
     }
 
+    /// Runs `work` while reading commands as [`Waiting::Running`]; `None` when `Quit` (or
+    /// the channel closing) came first, in which case `work` is dropped before this
+    /// returns. Dropping a command's future kills its tree
+    /// (`tools::run::run_shell`), so quitting never waits for a command.
+    ///
+    /// Commands are read with the cancel-safe [`Inbox::recv`] and handled outside the
+    /// `select!`, so an acknowledgement is never cut half-way when `work` finishes.
+    pub async fn unless_quit<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        let mut work = std::pin::pin!(work);
+        loop {
+            let cmd = tokio::select! {
+                done = &mut work => return Some(done),
+                cmd = self.commands.recv() => cmd,
+            };
+            if self.handle(cmd, Waiting::Running).await == Some(Intent::Quit) {
+                return None;
+            }
+        }
+    }
+
     /// Applies one received command (`None`: the channel closed) in the context of
     /// `waiting`; `Some` when it ends that wait.
     pub async fn handle(&mut self, cmd: Option<Command>, waiting: Waiting<'_>) -> Option<Intent> {
@@ -128,7 +156,7 @@ impl Inbox {
             Waiting::Stream { junior }
             | Waiting::Approval { junior, .. }
             | Waiting::Backoff { junior, .. } => junior,
-            Waiting::Answer | Waiting::Resume => false,
+            Waiting::Answer | Waiting::Resume | Waiting::Running => false,
         };
         match cmd {
             None | Some(Command::Quit) => Some(Intent::Quit),

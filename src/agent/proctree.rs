@@ -5,22 +5,108 @@
 //! starts as the leader of its own session; at the end of the call a walk over `/proc`
 //! finds every process in the command's session, carrying its marker, or descending from
 //! one of those, and kills them with SIGKILL, again until a walk finds none (a process
-//! forking while it is killed is caught on the next pass). Known gap: a process that
-//! clears its environment, calls `setsid` and double-forks escapes the walk.
+//! forking while it is killed is caught on the next pass).
 //!
-//! Not used: a cgroup (a writable, delegated cgroup v2 is rare outside a systemd user
-//! session), a child subreaper (it would make handoff the parent of every daemon any
-//! library it calls starts, which it could not tell apart from a command's orphans) and a
-//! PID namespace (the command's `$$` and `$!` would no longer be the pids the rest of the
-//! system sees, and a shell that is a namespace's init ignores its own `kill $$`).
+//! That walk alone misses a process that clears its environment (`env -i`), calls `setsid`
+//! and double-forks: nothing names it any more, and its parent is gone. So the binary makes
+//! handoff a *child subreaper* ([`adopt_orphans`], `PR_SET_CHILD_SUBREAPER`): an orphan of
+//! a command is re-parented to handoff instead of to init, and the walk also takes every
+//! child of handoff that sits in another session and is not a live command's leader (an
+//! *adopted orphan*), with its descendants; the dead ones are reaped, as init would.
+//! That rule is sound because handoff starts processes outside its own session only
+//! through [`Tree::spawn`] (every command is the leader of a new session, and a process
+//! can never join handoff's session again), and starts no daemon of its own; so a child of
+//! handoff in another session is a command's leader or a command's orphan. A program that
+//! embeds this library and starts daemons of its own (the test binary starts tmux) does
+//! not call [`adopt_orphans`], and keeps the marker walk alone. With several commands at
+//! once (`eval --jobs`), an adopted orphan cannot be told apart by command: the first call
+//! that ends kills every adopted orphan that no live command still names, a little early
+//! for a daemon of a command that is still running.
+//!
+//! Why a subreaper and not the others: a cgroup needs a writable, delegated cgroup v2 (rare
+//! outside a systemd user session, absent in most containers); a PID namespace changes
+//! what `$$` and `$!` mean to the command, and a shell that is a namespace's init ignores
+//! its own `kill $$`. The subreaper needs one `prctl` on Linux 3.4+ and changes nothing
+//! the command sees.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// The environment variable that marks every process a command starts.
 pub const MARKER: &str = "HANDOFF_COMMAND_ID";
 
 /// Most walks before giving up on a tree that keeps forking faster than it dies.
 const MAX_PASSES: usize = 64;
+
+/// Whether this process adopts orphans ([`adopt_orphans`] succeeded).
+static ADOPTING: AtomicBool = AtomicBool::new(false);
+
+/// The commands running now, by leader pid and marker. Spawning and each walk's pass take
+/// the lock, so a walk never sees a leader that is not registered yet.
+static LIVE: Mutex<Vec<(i32, String)>> = Mutex::new(Vec::new());
+
+fn live() -> MutexGuard<'static, Vec<(i32, String)>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Makes this process the subreaper of everything it starts, so a command's orphans are
+/// re-parented here and the walk at the end of the call finds them (see the module docs
+/// for when this is sound). True when in force; false where the kernel has no subreapers.
+pub fn adopt_orphans() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(2) with integer arguments only.
+        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if rc == 0 {
+            ADOPTING.store(true, Ordering::SeqCst);
+        }
+    }
+    ADOPTING.load(Ordering::SeqCst)
+}
+
+/// Kills every command tree this process started, at once (the way out on a second
+/// signal, just before the process exits): every live command's session, and every
+/// descendant of this process outside its own session.
+pub fn kill_every_command() {
+    let me = own_pid();
+    let my_sid = own_sid();
+    let leaders: Vec<i32> = live().iter().map(|(leader, _)| *leader).collect();
+    for leader in leaders {
+        // SAFETY: kill(2) on a live command's session group; no memory involved.
+        unsafe {
+            libc::kill(-leader, libc::SIGKILL);
+        }
+    }
+    for _ in 0..MAX_PASSES {
+        let procs = scan();
+        let mine = descendants(&procs, [me].into_iter().collect(), me);
+        let alive: Vec<i32> = mine
+            .into_iter()
+            .filter(|pid| procs.get(pid).is_some_and(|p| !p.zombie && p.sid != my_sid))
+            .collect();
+        if alive.is_empty() {
+            return;
+        }
+        for pid in alive {
+            // SAFETY: kill(2) with a pid read from /proc this pass.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(0)
+}
+
+fn own_sid() -> i32 {
+    // SAFETY: getsid(2) of the calling process; no memory involved.
+    unsafe { libc::getsid(0) }
+}
 
 /// A fresh marker value for one command.
 pub fn new_marker() -> String {
@@ -45,9 +131,19 @@ impl Tree {
         }
     }
 
-    /// The spawned command's pid (the leader of its own session).
-    pub fn started(&mut self, leader: i32) {
-        self.leader = leader;
+    /// Spawns the command (which must make itself the leader of a new session) and
+    /// registers it as live, with no walk running in between.
+    pub fn spawn(
+        &mut self,
+        cmd: &mut tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        let mut live = live();
+        let child = cmd.spawn()?;
+        if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+            self.leader = pid;
+            live.push((pid, self.marker.clone()));
+        }
+        Ok(child)
     }
 
     /// Kills the command's session first (fast, covers the usual case), then walks.
@@ -66,6 +162,9 @@ impl Tree {
     /// Kills; after this the guard does nothing.
     pub fn finish(&mut self) {
         self.kill();
+        if !self.done && self.leader > 0 {
+            live().retain(|(leader, _)| *leader != self.leader);
+        }
         self.done = true;
     }
 }
@@ -84,31 +183,41 @@ struct Proc {
 }
 
 fn kill_all(leader: i32, marker: &str) {
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let me = own_pid();
+    let my_sid = own_sid();
+    let adopting = ADOPTING.load(Ordering::SeqCst);
     let needle = format!("{MARKER}={marker}");
     for _ in 0..MAX_PASSES {
+        let live = live();
         let procs = scan();
+        let others: Vec<(i32, String)> = live
+            .iter()
+            .filter(|(l, _)| *l != leader)
+            .map(|(l, m)| (*l, format!("{MARKER}={m}")))
+            .collect();
+        let leaders: HashSet<i32> = live.iter().map(|(l, _)| *l).collect();
+        // Adopted orphans: children of handoff in another session that no live command
+        // names (see the module docs).
+        let orphan = |pid: i32, p: &Proc| {
+            adopting
+                && p.ppid == me
+                && p.sid != my_sid
+                && !leaders.contains(&pid)
+                && !others
+                    .iter()
+                    .any(|(l, needle)| p.sid == *l || carries(pid, needle))
+        };
         let mut victims: HashSet<i32> = HashSet::new();
         for (&pid, p) in &procs {
             if pid == me {
                 continue;
             }
-            if p.sid == leader || carries(pid, &needle) {
+            if p.sid == leader || carries(pid, &needle) || orphan(pid, p) {
                 victims.insert(pid);
             }
         }
         // Descendants of any victim (whatever session or environment they chose).
-        loop {
-            let before = victims.len();
-            for (&pid, p) in &procs {
-                if victims.contains(&p.ppid) && pid != me {
-                    victims.insert(pid);
-                }
-            }
-            if victims.len() == before {
-                break;
-            }
-        }
+        let victims = descendants(&procs, victims, me);
         let alive: Vec<i32> = victims
             .iter()
             .copied()
@@ -120,10 +229,44 @@ fn kill_all(leader: i32, marker: &str) {
                 libc::kill(pid, libc::SIGKILL);
             }
         }
+        if adopting {
+            reap(&procs, &leaders, me, my_sid);
+        }
+        drop(live);
         if alive.is_empty() {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `roots` and everything descending from them, never `me`.
+fn descendants(procs: &HashMap<i32, Proc>, mut set: HashSet<i32>, me: i32) -> HashSet<i32> {
+    loop {
+        let before = set.len();
+        for (&pid, p) in procs {
+            if set.contains(&p.ppid) && pid != me {
+                set.insert(pid);
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Collects the exit status of dead adopted orphans, as init would have: never a live
+/// command's leader (tokio waits for those), never a child in handoff's own session (some
+/// other part of handoff may be waiting for it).
+fn reap(procs: &HashMap<i32, Proc>, leaders: &HashSet<i32>, me: i32, my_sid: i32) {
+    for (&pid, p) in procs {
+        if p.zombie && p.ppid == me && p.sid != my_sid && !leaders.contains(&pid) {
+            let mut status = 0;
+            // SAFETY: waitpid(2) on one pid, without blocking, into a local integer.
+            unsafe {
+                libc::waitpid(pid, &mut status, libc::WNOHANG);
+            }
+        }
     }
 }
 

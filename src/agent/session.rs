@@ -34,7 +34,7 @@ use super::reply::{self, CallProblem, Read, Repairs};
 use super::step::{self, Acted, StepEnv};
 use super::tools::{self, Workspace};
 use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd};
-use crate::competence::repeats::{self, Move, Progress, Repeat};
+use crate::competence::repeats::{self, Move, Progress};
 use crate::judge::SessionJudge;
 
 mod ends;
@@ -363,100 +363,107 @@ impl Session<'_> {
         let specs = tools::specs();
         let tree = self.last_checkpoint.clone();
         let mut repairs_spent = false;
-        let (report, tool, ok, after, repeat): (_, _, _, _, Repeat) =
-            match reply::read(&calls, problem.as_ref(), &specs) {
-                Read::Unusable {
-                    why,
-                    message,
-                    logged,
-                } => {
-                    if !logged {
-                        self.warn(reply::kind(why), message.clone()).await;
-                    }
-                    repairs_spent = !self.repairs.another();
-                    let repeat = self
-                        .progress_of(actor)
-                        .made(Move::said(&text), tree.as_deref());
-                    let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
-                    report.facts.repeats = repeat.of_move;
-                    (report, None, false, After::Continue, repeat)
+        let (report, tool, ok, after, repeat) = match reply::read(&calls, problem.as_ref(), &specs)
+        {
+            Read::Unusable {
+                why,
+                message,
+                logged,
+            } => {
+                if !logged {
+                    self.warn(reply::kind(why), message.clone()).await;
                 }
-                Read::Call { call, extra } => {
-                    self.repairs.usable();
-                    if !extra.is_empty() {
-                        let message = format!(
-                            "the reply holds {} tool calls; only the first ({}) is run",
-                            extra.len() + 1,
-                            call.function.name
-                        );
-                        self.warn(reply::SEVERAL_TOOL_CALLS, message).await;
-                    }
-                    let name = call.function.name.clone();
-                    let repeat = self
-                        .progress_of(actor)
-                        .made(Move::call(&name, &call.function.arguments), tree.as_deref());
-                    if repeat.of_move > 0 && name != tools::spec::FINISH {
-                        self.barred = Some(name.clone());
-                    }
-                    let acted =
-                        step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call)
-                            .await;
-                    let mut after = After::Continue;
-                    let mut refused = Vec::new();
-                    let (ok, output, mut facts, wrote) = match acted {
-                        Acted::Ran {
-                            ok,
-                            output,
-                            facts,
-                            wrote,
-                            refused: paths,
-                        } => {
-                            refused = paths;
-                            (ok, output, facts, wrote)
-                        }
-                        Acted::Finish => {
-                            let label = step::run_check(&self.env, &self.emitter, step).await;
-                            after = After::End(label);
-                            (true, "finished".to_string(), StepFacts::default(), None)
-                        }
-                        Acted::Ask { question, options } => {
-                            match self.self_ask(question, options).await {
-                                OperatorReply::Answer(a) => (true, a, StepFacts::default(), None),
-                                OperatorReply::Defer => {
-                                    after = After::Senior;
-                                    let said = "The operator asked a senior engineer to decide.";
-                                    (true, said.to_string(), StepFacts::default(), None)
-                                }
-                                OperatorReply::Quit => {
-                                    after = After::End(Outcome::Aborted);
-                                    let said = "the session was stopped".to_string();
-                                    (false, said, StepFacts::default(), None)
-                                }
-                            }
-                        }
-                        // The discarded call never ran: like a cut stream, it leaves no step end.
-                        Acted::Escalate => return self.escalate(EscalationReason::Forced).await,
-                        Acted::Quit => {
-                            after = After::End(Outcome::Aborted);
-                            let said = "the session was stopped".to_string();
-                            (false, said, StepFacts::default(), None)
-                        }
-                    };
-                    facts.repeats = repeat.of_move;
-                    self.ledger.tool(&name, &output, wrote.as_deref());
-                    let last = self.last_checkpoint.as_deref();
-                    let ran = step::Ran {
+                repairs_spent = !self.repairs.another();
+                let repeat = self
+                    .progress_of(actor)
+                    .made(Move::said(&text), tree.as_deref());
+                let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
+                report.facts.repeats = repeat.of_move;
+                (report, None, false, After::Continue, repeat)
+            }
+            Read::Call { call, extra } => {
+                self.repairs.usable();
+                if !extra.is_empty() {
+                    let message = format!(
+                        "the reply holds {} tool calls; only the first ({}) is run",
+                        extra.len() + 1,
+                        call.function.name
+                    );
+                    self.warn(reply::SEVERAL_TOOL_CALLS, message).await;
+                }
+                let name = call.function.name.clone();
+                let repeat = self
+                    .progress_of(actor)
+                    .made(Move::call(&name, &call.function.arguments), tree.as_deref());
+                if repeat.of_move > 0 && name != tools::spec::FINISH {
+                    self.barred = Some(name.clone());
+                }
+                let acted =
+                    step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
+                let mut after = After::Continue;
+                let mut refused = Vec::new();
+                let (ok, output, mut facts, wrote) = match acted {
+                    Acted::Ran {
                         ok,
                         output,
                         facts,
-                        refused,
-                    };
-                    let report =
-                        step::record(&self.env, &self.emitter, step, (call, extra), ran, last)
-                            .await;
-                    (report, Some(name), ok, after, repeat)
-                }
-            };
+                        wrote,
+                        refused: paths,
+                    } => {
+                        refused = paths;
+                        (ok, output, facts, wrote)
+                    }
+                    Acted::Finish => {
+                        let inbox = &mut self.inbox;
+                        let label = step::run_check(&self.env, &self.emitter, inbox, step).await;
+                        after = After::End(label);
+                        (true, "finished".to_string(), StepFacts::default(), None)
+                    }
+                    Acted::Ask { question, options } => {
+                        match self.self_ask(question, options).await {
+                            OperatorReply::Answer(a) => (true, a, StepFacts::default(), None),
+                            OperatorReply::Defer => {
+                                after = After::Senior;
+                                let said = "The operator asked a senior engineer to decide.";
+                                (true, said.to_string(), StepFacts::default(), None)
+                            }
+                            OperatorReply::Quit => {
+                                after = After::End(Outcome::Aborted);
+                                let said = "the session was stopped".to_string();
+                                (false, said, StepFacts::default(), None)
+                            }
+                        }
+                    }
+                    // The discarded call never ran: like a cut stream, it leaves no step end.
+                    Acted::Escalate => return self.escalate(EscalationReason::Forced).await,
+                    Acted::Quit => {
+                        after = After::End(Outcome::Aborted);
+                        let said = "the session was stopped".to_string();
+                        (false, said, StepFacts::default(), None)
+                    }
+                    Acted::Stopped => {
+                        after = After::End(Outcome::Aborted);
+                        let said = format!(
+                            "the session was stopped while `{name}` ran; it was cut short \
+                             (a command and everything it started were killed)"
+                        );
+                        (false, said, StepFacts::default(), None)
+                    }
+                };
+                facts.repeats = repeat.of_move;
+                self.ledger.tool(&name, &output, wrote.as_deref());
+                let last = self.last_checkpoint.as_deref();
+                let ran = step::Ran {
+                    ok,
+                    output,
+                    facts,
+                    refused,
+                };
+                let report =
+                    step::record(&self.env, &self.emitter, step, (call, extra), ran, last).await;
+                (report, Some(name), ok, after, repeat)
+            }
+        };
         self.last_checkpoint.clone_from(&report.checkpoint);
         let acted = tool.is_some();
         let facts = (&report.facts, report.sparse.as_slice());

@@ -62,7 +62,11 @@ pub(crate) enum Acted {
     /// The operator forced an escalation while the call waited for approval: the call is
     /// discarded unrun.
     Escalate,
+    /// The operator quit before the call ran (while it waited for approval).
     Quit,
+    /// The operator quit while the call ran: it was stopped (a command's whole tree
+    /// killed) and its result is lost.
+    Stopped,
 }
 
 /// The arguments of a call as JSON (a non-JSON string is kept as a string).
@@ -146,7 +150,10 @@ pub(crate) async fn act(
         Approved::Escalate => return Acted::Escalate,
         Approved::Quit => return Acted::Quit,
     }
-    let out = env.workspace.execute(name, &call.function.arguments).await;
+    let run = env.workspace.execute(name, &call.function.arguments);
+    let Some(out) = inbox.unless_quit(run).await else {
+        return Acted::Stopped;
+    };
     if let Some(message) = &out.fault {
         // The setup refused the call (a sandbox denial): the operator hears of it as a
         // fault, and the step's facts do not hold it against the model.
@@ -318,8 +325,14 @@ fn first_line(s: &str) -> String {
 ///
 /// The protected files are put back first, whatever happened before, so the check judges
 /// the code against the tests as they were at the start; if one cannot be put back, the
-/// check does not run and the session is a failure (a pass could not be trusted).
-pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter, step: u32) -> Outcome {
+/// check does not run and the session is a failure (a pass could not be trusted). A quit
+/// while the check runs kills it and ends the session `aborted`, without a `check_ran`.
+pub(crate) async fn run_check(
+    env: &StepEnv<'_>,
+    emitter: &Emitter,
+    inbox: &mut Inbox,
+    step: u32,
+) -> Outcome {
     let Some(command) = env.config.agent.check.clone() else {
         return Outcome::Unlabelled;
     };
@@ -336,9 +349,10 @@ pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter, step: u32) -
     }
     let (exit_code, output_tail, passed) = if restored.failed.is_empty() {
         let spec = env.workspace.check_command(&command);
-        match run_shell(&spec).await {
-            Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),
-            Err(e) => (None, e.to_string(), false),
+        match inbox.unless_quit(run_shell(&spec)).await {
+            None => return Outcome::Aborted,
+            Some(Ok(r)) => (r.exit_code, r.output_tail.clone(), r.success()),
+            Some(Err(e)) => (None, e.to_string(), false),
         }
     } else {
         let why = format!(

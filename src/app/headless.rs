@@ -9,6 +9,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::operator::{self, Answerer};
+use super::stop::Stop;
 use super::wiring::{ExecError, Prepared, prepare, spawn_log_then};
 use crate::agent::emitter::Emitter;
 use crate::agent::session::{self, Approvals, SessionEnd};
@@ -143,14 +144,18 @@ pub async fn exec(config: Config, args: ExecArgs) -> Result<Summary, ExecError> 
         Approvals::Refused
     };
     let prepared = prepare(config, &args.repo, &args.task, approvals, args.log.clone())?;
-    run_headless(prepared, answerer, args.json).await
+    let stop = Stop::on_signals().map_err(ExecError::Signals)?;
+    run_headless(prepared, answerer, args.json, stop).await
 }
 
 /// Runs a prepared session with the log, a printer and a headless operator as consumers.
+/// When `stop` is requested, the session is told to quit ([`Stop::quitting`]) and this
+/// returns its `aborted` summary once its log is complete.
 pub async fn run_headless(
     prepared: Prepared,
     answerer: Answerer,
     json: bool,
+    stop: Stop,
 ) -> Result<Summary, ExecError> {
     let no_operator = prepared.setup.config.agent.no_operator;
     let log_path = prepared.log_path.clone();
@@ -164,9 +169,12 @@ pub async fn run_headless(
     let printer = tokio::spawn(print(print_rx, json));
     let collector = tokio::spawn(super::summary::collect(sum_rx));
     let repo = prepared.setup.repo.clone();
+    let quit_tx = cmd_tx.clone();
     let op = tokio::spawn(operator::serve(answerer, no_operator, op_rx, cmd_tx));
     let emitter = Emitter::new(vec![log_tx, sum_tx, op_tx]);
-    let result = session::run(prepared.setup, emitter, cmd_rx).await;
+    let session = session::run(prepared.setup, emitter, cmd_rx);
+    let result = stop.quitting(&quit_tx, session).await;
+    drop(quit_tx);
     // The emitter is gone with the session: consumers drain and stop.
     let log_warning = log_task.await.ok().flatten();
     let _ = printer.await;

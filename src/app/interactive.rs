@@ -61,7 +61,9 @@ pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left,
     let ended = session.await;
     let log_warning = log_task.await.ok().flatten();
     if let Some(w) = log_warning {
-        eprintln!("handoff: warning: {w}");
+        // The terminal may be gone (SIGHUP): a failed write is not worth a panic.
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "handoff: warning: {w}");
     }
     let tally = collector.await.unwrap_or_default();
     let summary = match ended {

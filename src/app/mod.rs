@@ -1,12 +1,14 @@
 //! The front ends and what they share: one way to build a session ([`wiring`]), the
 //! headless run ([`headless`], `exec`), the TUI run ([`interactive`], `run` and `demo`),
-//! replay's feeder ([`replay`]), the headless operator ([`operator`]), and the one module
-//! that turns an event into words ([`present`]).
+//! replay's feeder ([`replay`]), the headless operator ([`operator`]), stopping headless
+//! runs on a signal ([`stop`]), and the one module that turns an event into words
+//! ([`present`]).
 
 pub mod headless;
 pub mod interactive;
 pub mod operator;
 pub mod present;
 pub mod replay;
+pub mod stop;
 pub mod summary;
 pub mod wiring;

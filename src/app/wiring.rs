@@ -36,6 +36,8 @@ pub enum ExecError {
     Session(#[from] session::SessionError),
     #[error("no place for session logs (no home directory); pass --log FILE")]
     NoLogDir,
+    #[error("cannot take over SIGINT, SIGTERM and SIGHUP to stop the session cleanly: {0}")]
+    Signals(std::io::Error),
 }
 
 /// The parts of a session every front end builds the same way.

@@ -1,7 +1,9 @@
 //! `handoff eval`: run a suite under policies, merge shards, import HumanEval, or check
 //! a suite. A run that measured nothing ([`crate::eval::TaskRun::unmeasured`]: it errored,
 //! or the endpoints failed) makes the eval exit 1 and is named on stderr; a run that
-//! failed its check is a result, not an error.
+//! failed its check is a result, not an error. SIGINT, SIGTERM or SIGHUP stops it at
+//! once ([`crate::app::stop`]): running sessions quit (logged `aborted`), the rest do not
+//! start, the outputs are written with those runs marked interrupted, and it exits 3.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -104,6 +106,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .map(|p| Policy::parse(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(bad_input)?;
+    let runtime = runtime()?;
+    let stop = {
+        let _inside = runtime.enter();
+        crate::app::stop::Stop::on_signals()
+            .context("taking over SIGINT, SIGTERM and SIGHUP to stop the sessions cleanly")?
+    };
     let eval = EvalArgs {
         suite,
         policies,
@@ -114,11 +122,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         out: args.out.clone(),
         llm_judge: args.llm_judge,
         progress: !args.json.json && std::io::stderr().is_terminal(),
+        stop: stop.clone(),
     };
-    let report = runtime()?
+    let report = runtime
         .block_on(crate::eval::eval(config, eval))
         .context("running the evaluation")?;
-    finish(&report, args.json.json, &args.out)
+    let exit = finish(&report, args.json.json, &args.out)?;
+    // Stopped by a signal: what ran is written, and the evaluation as a whole was aborted.
+    Ok(if stop.is_requested() {
+        Exit::Aborted
+    } else {
+        exit
+    })
 }
 
 /// Prints the report, names every run that errored on stderr, and decides the exit.

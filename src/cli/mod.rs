@@ -98,6 +98,9 @@ pub fn main() -> ExitCode {
         eprintln!("handoff: {}", crate::chain::once(&err));
         return Exit::for_error(&err).into();
     }
+    // handoff starts no daemon of its own, so every orphan it adopts is a command's and
+    // the walk at the end of each call may kill it (see `agent::proctree`).
+    crate::agent::proctree::adopt_orphans();
     let result = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Run(a) => run::run(a),

@@ -41,9 +41,14 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         })
         .context("running the session")?;
     // The terminal is restored: what the session did, and how to see or undo it.
-    match &left.summary {
-        Some(summary) => eprint!("{}", crate::app::present::summary_text(summary)),
-        None => eprintln!("session log: {}", log.display()),
+    // After SIGHUP the terminal is gone: a failed write must not turn the abort into a panic.
+    {
+        use std::io::Write as _;
+        let mut err = std::io::stderr();
+        let _ = match &left.summary {
+            Some(summary) => write!(err, "{}", crate::app::present::summary_text(summary)),
+            None => writeln!(err, "session log: {}", log.display()),
+        };
     }
     let reason = left.reason;
     // Leaving before the session ended (quit, a signal, stdin closed) is an abort: the

@@ -156,10 +156,13 @@ pub async fn demo(
             answer: HEADLESS_ANSWER.into(),
             needed: Some(true),
         }]);
+        let stop =
+            crate::app::stop::Stop::on_signals().map_err(crate::app::wiring::ExecError::Signals)?;
         let summary = crate::app::headless::run_headless(
             prepared,
             crate::app::operator::Answerer::Prepared(answers),
             false,
+            stop,
         )
         .await?;
         let mut summary = summary;

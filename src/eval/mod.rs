@@ -47,6 +47,9 @@ pub struct EvalArgs {
     pub llm_judge: bool,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// A stop request (a signal): running sessions quit at once, the rest do not start,
+    /// and what ran is written as usual ([`run::run_unit`]).
+    pub stop: crate::app::stop::Stop,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -164,7 +167,7 @@ pub async fn run_suite(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let runs = run::run_units(&config, units, judge, args.jobs, |r| {
+    let runs = run::run_units(&config, units, judge, args.jobs, &args.stop, |r| {
         let mark = if r.error.is_some() {
             "error"
         } else if r.passed {

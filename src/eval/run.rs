@@ -15,6 +15,7 @@ use crate::agent::emitter::Emitter;
 use crate::agent::session::{self, Approvals};
 use crate::agent::tools::run::{ShellCommand, run_shell};
 use crate::analysis::summarize_file;
+use crate::app::stop::Stop;
 use crate::app::wiring as exec;
 use crate::config::Config;
 use crate::protocol::{Command, EscalationReason, Outcome, Route};
@@ -97,10 +98,19 @@ pub struct Unit {
     pub log: PathBuf,
 }
 
-/// Runs one unit; never fails: a run that could not happen carries its error.
-pub async fn run_unit(config: &Config, unit: &Unit, judge: Arc<Judge>) -> TaskRun {
+/// Why a run stopped by a signal measured nothing (it is left out of accuracy and cost).
+pub const INTERRUPTED: &str = "interrupted: the evaluation was stopped by a signal";
+
+/// Runs one unit; never fails: a run that could not happen carries its error. Under a
+/// requested `stop` it does not start, and a running session quits at once (its command
+/// killed, its log ending `aborted`); either run carries [`INTERRUPTED`] as its error.
+pub async fn run_unit(config: &Config, unit: &Unit, judge: Arc<Judge>, stop: &Stop) -> TaskRun {
     let mut run = TaskRun::unstarted(unit);
-    if let Err(e) = run_into(config, unit, judge, &mut run).await {
+    if stop.is_requested() {
+        run.error = Some(format!("{INTERRUPTED} before the run started"));
+        return run;
+    }
+    if let Err(e) = run_into(config, unit, judge, stop, &mut run).await {
         run.error = Some(e.to_string());
     }
     run
@@ -132,6 +142,7 @@ async fn run_into(
     config: &Config,
     unit: &Unit,
     judge: Arc<Judge>,
+    stop: &Stop,
     run: &mut TaskRun,
 ) -> Result<(), RunError> {
     let task = &unit.task;
@@ -161,15 +172,23 @@ async fn run_into(
     let (log_tx, log_task) = exec::spawn_log(&unit.log, &prepared.setup.config.digest());
     let (op_tx, op_rx) = mpsc::channel(64);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
+    let quit_tx = cmd_tx.clone();
     let op = tokio::spawn(operator::serve(judge, task.blockers.clone(), op_rx, cmd_tx));
     let emitter = Emitter::new(vec![log_tx, op_tx]);
-    let result = session::run(prepared.setup, emitter, cmd_rx).await;
+    let session = session::run(prepared.setup, emitter, cmd_rx);
+    let result = stop.quitting(&quit_tx, session).await;
+    drop(quit_tx);
     let _ = log_task.await;
     run.questions = op.await.unwrap_or_default();
     let end = result?;
     run.outcome = Some(end.outcome);
     run.steps = end.steps;
     run.usd = end.usd;
+    if stop.is_requested() {
+        // No check of what an interrupted session left: it measured nothing.
+        run.error = Some(INTERRUPTED.to_string());
+        return Ok(());
+    }
     // The session's own check passed only if it finished with a pass; otherwise the
     // repository it left behind is checked now (a session can stop at its budget with
     // correct work in the tree).
@@ -320,6 +339,7 @@ pub async fn run_units(
     units: Vec<Unit>,
     judge: Arc<Judge>,
     jobs: usize,
+    stop: &Stop,
     done: impl Fn(&TaskRun),
 ) -> Vec<TaskRun> {
     let count = units.len();
@@ -327,9 +347,10 @@ pub async fn run_units(
         .map(|(i, unit)| {
             let config = config.clone();
             let judge = judge.clone();
+            let stop = stop.clone();
             // Spawned, so sessions run on all worker threads, not interleaved on one.
             let mut crashed = TaskRun::unstarted(&unit);
-            let handle = tokio::spawn(async move { run_unit(&config, &unit, judge).await });
+            let handle = tokio::spawn(async move { run_unit(&config, &unit, judge, &stop).await });
             async move {
                 let run = handle.await.unwrap_or_else(|e| {
                     crashed.error = Some(format!("the session task ended abnormally: {e}"));

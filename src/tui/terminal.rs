@@ -1,8 +1,8 @@
 //! Owning the terminal: raw mode and the alternate screen, always given back.
 //!
 //! The guard restores on drop (normal exit and errors), the panic hook restores before the
-//! panic message is printed (so it is readable), and the run loop restores on SIGINT and
-//! SIGTERM by returning, which drops the guard.
+//! panic message is printed (so it is readable), and the run loop restores on SIGINT,
+//! SIGTERM and SIGHUP by returning, which drops the guard.
 
 use std::future::Future;
 use std::io::{self, Write};
@@ -64,19 +64,23 @@ fn install_panic_hook() {
     });
 }
 
-/// A future that resolves on SIGINT or SIGTERM, installed before the terminal is taken so
-/// a signal can never leave it in raw mode: the run loop returns on it and the guard
-/// restores.
+/// A future that resolves on SIGINT, SIGTERM or SIGHUP, installed before the terminal is
+/// taken so a signal can never leave it in raw mode: the run loop returns on it, the guard
+/// restores, and the session is told to quit (its running command is killed at once).
+/// SIGHUP is what closing the terminal sends; it is a stop like SIGTERM (writing the
+/// restore to a terminal that is gone fails quietly).
 pub fn shutdown_signal() -> Result<Pin<Box<dyn Future<Output = ()> + Send>>, TuiError> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).map_err(TuiError::Signal)?;
         let mut int = signal(SignalKind::interrupt()).map_err(TuiError::Signal)?;
+        let mut hup = signal(SignalKind::hangup()).map_err(TuiError::Signal)?;
         Ok(Box::pin(async move {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
+                _ = hup.recv() => {}
             }
         }))
     }

@@ -305,3 +305,52 @@ async fn the_session_end_counts_ask_f1_by_the_rule_report_uses() {
     assert_eq!(recount, AskCounts::default());
     assert_eq!(driven.count("escalated"), 1);
 }
+
+/// A quit while `run` runs stops the command at once (its tree is killed) instead of
+/// waiting for it; a pause meanwhile is still acknowledged. The session ends `aborted`
+/// with the step recorded. The command runs 40 s; `drive` gives up after 30.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quit_while_a_command_runs_stops_it_at_once() {
+    let (j, s) = servers(super::support::one_command("sleep 40"), Script::new(vec![])).await;
+    let dir = repo(&FILES);
+    let started = std::time::Instant::now();
+    let driven = drive(
+        config(&j, &s),
+        dir.path(),
+        "sleep",
+        Approvals::Refused,
+        |e| match e {
+            Event::ToolCalled { .. } => vec![
+                React::Wait(Duration::from_millis(300)),
+                React::Send(Command::Pause),
+            ],
+            Event::ControlChanged { paused: true, .. } => vec![React::Send(Command::Quit)],
+            _ => vec![],
+        },
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(driven.end.outcome, handoff::protocol::Outcome::Aborted);
+    let output = driven.events.iter().find_map(|e| match e {
+        Event::ToolResulted {
+            ok: false, output, ..
+        } => Some(output.clone()),
+        _ => None,
+    });
+    assert!(
+        output
+            .as_deref()
+            .is_some_and(|o| o.contains("stopped while `run` ran")),
+        "{output:?}"
+    );
+    assert!(driven.count("step_ended") == 1, "{:?}", driven.events);
+    assert!(
+        matches!(driven.events.last(), Some(Event::SessionEnded { .. })),
+        "{:?}",
+        driven.events.last()
+    );
+}

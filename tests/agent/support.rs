@@ -89,10 +89,14 @@ pub async fn run(
     let log = logs.join("session.jsonl");
     let prepared =
         wiring::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
-    let summary =
-        headless::run_headless(prepared, Answerer::Prepared(VecDeque::from(answers)), false)
-            .await
-            .expect("session runs");
+    let summary = headless::run_headless(
+        prepared,
+        Answerer::Prepared(VecDeque::from(answers)),
+        false,
+        handoff::app::stop::Stop::never(),
+    )
+    .await
+    .expect("session runs");
     let events = read_log(&log);
     Ran {
         summary,
@@ -287,4 +291,105 @@ pub fn write_config(dir: &Path, cfg: &Config) -> PathBuf {
     let path = dir.join("config.toml");
     std::fs::write(&path, toml::to_string(cfg).expect("config to toml")).expect("write config");
     path
+}
+
+/// Processes of this machine, read from `/proc`: for tests that look for what a command
+/// left running.
+#[allow(dead_code)]
+pub mod procs {
+    use std::time::{Duration, Instant};
+
+    /// `(ppid, state)` of a process, from `/proc/PID/stat`.
+    fn stat(pid: i32) -> Option<(i32, String)> {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let mut fields = s[s.rfind(')')? + 1..].split_whitespace();
+        let state = fields.next()?.to_string();
+        let ppid = fields.next()?.parse().ok()?;
+        Some((ppid, state))
+    }
+
+    fn all() -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Running (not a zombie, not gone).
+    pub fn alive(pid: i32) -> bool {
+        stat(pid).is_some_and(|(_, state)| state != "Z" && state != "X")
+    }
+
+    /// The command line, arguments joined by spaces.
+    pub fn cmdline(pid: i32) -> String {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| {
+                String::from_utf8_lossy(&c)
+                    .split('\0')
+                    .filter(|a| !a.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
+    }
+
+    /// Every live descendant of `root`.
+    pub fn descendants(root: i32) -> Vec<i32> {
+        let parents: Vec<(i32, i32)> = all()
+            .into_iter()
+            .filter(|&p| alive(p))
+            .filter_map(|p| stat(p).map(|(ppid, _)| (p, ppid)))
+            .collect();
+        let mut out = vec![root];
+        loop {
+            let before = out.len();
+            for &(pid, ppid) in &parents {
+                if out.contains(&ppid) && !out.contains(&pid) {
+                    out.push(pid);
+                }
+            }
+            if out.len() == before {
+                break;
+            }
+        }
+        out.retain(|&p| p != root);
+        out
+    }
+
+    /// Live processes whose working directory is `dir` (what a command left in a repository).
+    pub fn working_in(dir: &std::path::Path) -> Vec<i32> {
+        let Ok(dir) = dir.canonicalize() else {
+            return Vec::new();
+        };
+        all()
+            .into_iter()
+            .filter(|&p| alive(p))
+            .filter(|&p| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok_and(|c| c == dir))
+            .collect()
+    }
+
+    /// The first descendant of `root` whose command line is `line`, waiting up to `limit`.
+    pub async fn wait_for_descendant(root: i32, line: &str, limit: Duration) -> Option<i32> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(pid) = descendants(root).into_iter().find(|&p| cmdline(p) == line) {
+                return Some(pid);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        None
+    }
+
+    /// SIGKILLs what a test found still running, so a failed test leaves nothing behind.
+    pub fn kill_all(pids: &[i32]) {
+        for &pid in pids {
+            // SAFETY: kill(2) on a process the test itself caused to start.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
 }

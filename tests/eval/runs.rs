@@ -18,6 +18,7 @@ fn args(out: &Path, policies: Vec<Policy>, sweep: Option<&str>) -> EvalArgs {
         out: out.to_path_buf(),
         llm_judge: false,
         progress: false,
+        stop: handoff::app::stop::Stop::never(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Untrusted input and secrets: parsers that must not panic on what a server or a disk
-//! hands them, configs that must say what is wrong and where, keys that must never show.
+//! hands them, configs that must say what is wrong and where, keys that must never show,
+//! and what a hostile command does to the process around it (escapes, signals, survivors).
 
 pub mod invariants;
 
@@ -8,4 +9,5 @@ mod configs;
 mod escape;
 mod keys;
 mod parsers;
+mod signals;
 mod streams;

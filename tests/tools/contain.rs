@@ -186,8 +186,10 @@ async fn nothing_a_command_starts_outlives_the_call() {
     let repo = tempfile::tempdir().expect("repo");
     let ws = workspace_with(repo.path(), |c| c.sandbox = false);
     // A setsid'd child and a setpgid child, which leave the process group; and a double
-    // fork that also clears its environment, which the walk cannot name. The durations
-    // only make them findable.
+    // fork that also clears its environment, which the walk cannot name in this process
+    // (the binary adopts orphans and catches it: tests/security/signals.rs; this test
+    // binary starts daemons of its own, tmux, so it does not). The durations only make
+    // them findable.
     let cmd = "setsid sleep 6171 & \
                perl -e 'setpgid(0,0); exec \"sleep\", \"6172\"' & \
                env -i sh -c '(setsid sleep 6173 &)'; \
@@ -195,7 +197,8 @@ async fn nothing_a_command_starts_outlives_the_call() {
     let out = call(&ws, "run", json!({"command": cmd})).await;
     assert!(out.output.contains("started"), "{}", out.output);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    // Known gap (see proctree's docs): the double fork that dropped its marker (6173).
+    // Without adopting orphans (see proctree's docs): the double fork that dropped its
+    // marker (6173) escapes the walk.
     for secs in ["6171", "6172"] {
         assert_eq!(
             sleepers(secs),

@@ -1,4 +1,5 @@
 //! TUI behaviour through a real terminal.
 
+mod pty_quit;
 mod tmux_demo;
 mod tmux_run;

@@ -32,7 +32,7 @@ impl Session<'_> {
         if self.config().agent.check.is_none() {
             return Outcome::Aborted;
         }
-        step::run_check(&self.env, &self.emitter, self.step).await
+        step::run_check(&self.env, &self.emitter, &mut self.inbox, self.step).await
     }
 
     /// The tools the next reply may call: all of them, except that under a constrained

@@ -9,8 +9,9 @@
 //! terminal: it cannot open `/dev/tty`, inject keystrokes into the user's shell or the TUI
 //! with `TIOCSTI`, or receive the terminal's signals. Its environment is an allow-list
 //! ([`crate::agent::sandbox::env`]). On timeout, on cancellation (the loop dropping this
-//! future) and after it exits, its whole tree is killed ([`crate::agent::proctree`]), so
-//! no background child outlives the call.
+//! future, as when the operator quits or a signal stops the session) and after it exits,
+//! its whole tree is killed ([`crate::agent::proctree`]), so no background child outlives
+//! the call.
 
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
@@ -167,13 +168,10 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         None => Layers::default(),
     };
     let mut tree = Tree::new(marker);
-    let spawned = cmd.spawn();
+    let spawned = tree.spawn(&mut cmd);
     // The builder holds the pipe's write ends; drop it so the reader sees end-of-file.
     drop(cmd);
     let mut child = spawned.map_err(RunError::Spawn)?;
-    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
-        tree.started(pid);
-    }
 
     let tail = Arc::new(Mutex::new(Tail {
         cap: spec.cap_bytes,

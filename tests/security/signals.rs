@@ -1,0 +1,253 @@
+//! Signals to the headless front ends while a `run` command runs (the review's M6), and
+//! what a command leaves behind after its call (M3), through the real binary: `exec` and
+//! `eval` stop at once on SIGINT, SIGTERM and SIGHUP, kill the command's tree, end the log
+//! with `session_ended: aborted` and exit 3; a double fork that cleared its environment
+//! and called `setsid` does not outlive the call.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use handoff::demo::server::{Script, ScriptedServer};
+use handoff::protocol::{Event, Outcome};
+
+use crate::agent::support::{config, one_command, procs, read_log, repo, write_config};
+
+const BIN: &str = env!("CARGO_BIN_EXE_handoff");
+
+/// How long a stopped front end may take to exit (the command it waits for runs 47 s).
+const PROMPT: Duration = Duration::from_secs(3);
+
+/// The last event of a log, which must be complete (every line parses).
+fn last_event(log: &Path) -> Event {
+    read_log(log).pop().expect("the log holds events")
+}
+
+/// How `child` ended within `limit` of the signal: its exit code, or why there is none
+/// (it died of a signal, or still ran and was killed).
+async fn exit_within(child: &mut tokio::process::Child, limit: Duration) -> Result<i32, String> {
+    use std::os::unix::process::ExitStatusExt as _;
+    match tokio::time::timeout(limit, child.wait()).await {
+        Ok(Ok(status)) => status
+            .code()
+            .ok_or_else(|| format!("handoff died of signal {:?}", status.signal())),
+        Ok(Err(e)) => Err(format!("cannot wait for handoff: {e}")),
+        Err(_) => {
+            let _ = child.kill().await;
+            Err(format!("handoff still ran {limit:?} after the signal"))
+        }
+    }
+}
+
+async fn servers_for(command: &str) -> (ScriptedServer, ScriptedServer) {
+    let j = ScriptedServer::start(one_command(command))
+        .await
+        .expect("junior");
+    let s = ScriptedServer::start(Script::new(vec![]))
+        .await
+        .expect("senior");
+    (j, s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_stops_on_sigint_sigterm_and_sighup_and_kills_the_command() {
+    for (signal, name) in [
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+    ] {
+        let (j, s) = servers_for("sleep 47").await;
+        let home = tempfile::tempdir().expect("home");
+        let cfg = write_config(home.path(), &config(&j, &s));
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let log = home.path().join("s.jsonl");
+        let mut child = tokio::process::Command::new(BIN)
+            .arg("exec")
+            .arg("--repo")
+            .arg(dir.path())
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--log")
+            .arg(&log)
+            .arg("sleep a while")
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn exec");
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).expect("pid");
+        let sleeper = procs::wait_for_descendant(pid, "sleep 47", Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|| panic!("{name}: the command never started"));
+        // SAFETY: kill(2) on the handoff this test started.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+        let sent = Instant::now();
+        let code = exit_within(&mut child, PROMPT).await;
+        let took = sent.elapsed();
+        let orphaned = procs::alive(sleeper);
+        procs::kill_all(&[sleeper]);
+        assert_eq!(code, Ok(3), "{name}: an aborted session exits 3");
+        assert!(!orphaned, "{name}: `sleep 47` outlived handoff");
+        match last_event(&log) {
+            Event::SessionEnded { outcome, .. } => {
+                assert_eq!(outcome, Outcome::Aborted, "{name}")
+            }
+            other => panic!("{name}: the log ends with {other:?}, not session_ended"),
+        }
+        assert!(took < PROMPT, "{name}: took {took:?}");
+    }
+}
+
+/// A one-task suite whose check would pass.
+fn suite(root: &Path) -> std::path::PathBuf {
+    let suite = root.join("suite");
+    std::fs::create_dir_all(suite.join("repos/t")).expect("mkdir");
+    std::fs::write(suite.join("repos/t/notes.txt"), "hi\n").expect("write");
+    std::fs::write(
+        suite.join("sleepy.toml"),
+        "task = \"Sleep a while.\"\nrepo = \"repos/t\"\ncheck = \"true\"\n",
+    )
+    .expect("task file");
+    suite
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_stops_at_once_on_a_signal_and_writes_what_it_has() {
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let (j, s) = servers_for("sleep 47").await;
+        let home = tempfile::tempdir().expect("home");
+        let cfg = write_config(home.path(), &config(&j, &s));
+        let suite = suite(home.path());
+        let out = home.path().join("out");
+        let mut child = tokio::process::Command::new(BIN)
+            .arg("eval")
+            .arg(&suite)
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn eval");
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).expect("pid");
+        let sleeper = procs::wait_for_descendant(pid, "sleep 47", Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|| panic!("{name}: the command never started"));
+        // SAFETY: kill(2) on the handoff this test started.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+        let code = exit_within(&mut child, PROMPT).await;
+        let orphaned = procs::alive(sleeper);
+        procs::kill_all(&[sleeper]);
+        assert_eq!(code, Ok(3), "{name}: an interrupted evaluation exits 3");
+        assert!(!orphaned, "{name}: `sleep 47` outlived the evaluation");
+        let results = std::fs::read_to_string(out.join("results.json"))
+            .unwrap_or_else(|e| panic!("{name}: no results.json: {e}"));
+        let results: serde_json::Value = serde_json::from_str(&results).expect("results json");
+        let run = &results["runs"][0];
+        assert!(
+            run["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("interrupted")),
+            "{name}: the run is marked interrupted: {run}"
+        );
+        let log = run["log"].as_str().expect("log path");
+        match last_event(Path::new(log)) {
+            Event::SessionEnded { outcome, .. } => {
+                assert_eq!(outcome, Outcome::Aborted, "{name}")
+            }
+            other => panic!("{name}: the log ends with {other:?}, not session_ended"),
+        }
+    }
+}
+
+/// Runs `command` in one `exec` session and returns once `exec` has; then nothing the
+/// command started may still run in the repository or write `marker`.
+async fn nothing_survives(command: &str, marker: &str) {
+    let (j, s) = servers_for(command).await;
+    let home = tempfile::tempdir().expect("home");
+    let cfg = write_config(home.path(), &config(&j, &s));
+    let dir = repo(&[("notes.txt", "hi\n")]);
+    let log = home.path().join("s.jsonl");
+    let status = tokio::process::Command::new(BIN)
+        .arg("exec")
+        .arg("--repo")
+        .arg(dir.path())
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--log")
+        .arg(&log)
+        .arg("start something")
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await
+        .expect("exec");
+    assert!(status.success(), "exec: {status:?}");
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(text.contains("forked"), "the command ran: {text}");
+    // The survivor starts writing 1 s in, then every 0.5 s.
+    let file = dir.path().join(marker);
+    let size = || std::fs::metadata(&file).map_or(0, |m| m.len());
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = size();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = size();
+    let left = procs::working_in(dir.path());
+    let lines: Vec<String> = left.iter().map(|&p| procs::cmdline(p)).collect();
+    procs::kill_all(&left);
+    assert_eq!(
+        lines,
+        Vec::<String>::new(),
+        "processes outlived the session"
+    );
+    // A line written while exec was still finishing (a loaded machine can take longer than
+    // the survivor's first second) is not survival; writing on after it returned is.
+    assert_eq!(
+        before, after,
+        "something kept writing {marker} after exec returned"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setsid_double_fork_without_environment_does_not_outlive_its_call() {
+    // The outer `sh` backgrounds a `setsid sh` and exits (the double fork); `env -i` drops
+    // every variable. The pause lets `setsid` take effect before the call ends.
+    nothing_survives(
+        "env -i sh -c 'setsid sh -c \"sleep 1; while :; do date >> survivor.txt; sleep 0.5; done\" &'; \
+         sleep 0.5; echo forked",
+        "survivor.txt",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_double_fork_with_setsid_and_an_empty_environment_does_not_outlive_its_call() {
+    if std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .is_err()
+    {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let fork = "python3 -c \"import os\nif os.fork() == 0:\n os.setsid()\n if os.fork() == 0:\n  \
+                os.execve('/bin/sh', ['sh', '-c', 'sleep 1; while :; do date >> py_survivor.txt; sleep 0.5; done'], {})\n \
+                os._exit(0)\nos.wait()\nprint('forked')\"; sleep 0.5";
+    nothing_survives(fork, "py_survivor.txt").await;
+}
