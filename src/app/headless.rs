@@ -109,7 +109,7 @@ async fn print(mut rx: mpsc::Receiver<Stamped>, json: bool) {
         }
         let line = match &s.event {
             Event::Token { text, .. } => {
-                eprint!("{text}");
+                eprint!("{}", crate::protocol::visible::visible_lines(text));
                 last_was_token = true;
                 continue;
             }
