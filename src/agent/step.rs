@@ -334,7 +334,15 @@ pub(crate) async fn run_check(env: &StepEnv<'_>, emitter: &Emitter, step: u32) -
             })
             .await;
     }
-    let (exit_code, output_tail, passed) = if restored.failed.is_empty() {
+    // Only now, after the model's last action, do the check's hidden files reach the tree.
+    let unlaid = env.workspace.lay_check_overlay();
+    let (exit_code, output_tail, passed) = if !unlaid.is_empty() {
+        let why = format!(
+            "not run: the check's files could not be written: {}",
+            unlaid.join("; ")
+        );
+        (None, why, false)
+    } else if restored.failed.is_empty() {
         let spec = env.workspace.check_command(&command);
         match run_shell(&spec).await {
             Ok(r) => (r.exit_code, r.output_tail.clone(), r.success()),

@@ -1,6 +1,7 @@
 //! `handoff eval`: suites against scripted models, Ask-F1 over blockers, shards, import.
 
 mod fake;
+mod hidden;
 mod humaneval;
 mod judge;
 mod runs;
