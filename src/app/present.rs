@@ -163,7 +163,9 @@ fn event_words(e: &Event) -> Option<String> {
             }
             format!("  → {name} {args}")
         }
-        Event::ApprovalRequested { summary, .. } => format!("  ? approve: {summary}"),
+        Event::ApprovalRequested { summary, .. } => {
+            format!("  ? approve: {}", summary.replace('\n', "\n      "))
+        }
         Event::ApprovalDecided { approved, by, .. } => {
             format!(
                 "  approval {} by {by}",
