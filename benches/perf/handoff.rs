@@ -116,7 +116,6 @@ async fn one_handoff(
     let dir = root.join(format!("repo{i}"));
     repo(&dir)?;
     let cfg = config(junior, senior);
-    let digest = cfg.digest();
     let prepared = exec::prepare(
         cfg,
         &dir,
@@ -125,7 +124,7 @@ async fn one_handoff(
         Some(root.join(format!("log{i}.jsonl"))),
     )
     .ok()?;
-    let (log_tx, log_task) = exec::spawn_log(&prepared.log_path, &digest);
+    let (log_tx, log_task) = exec::spawn_log(prepared.log);
     let (probe_tx, mut probe_rx) = mpsc::channel::<Stamped>(4096);
     // On a thread of its own: a task on the session's runtime would only run once the
     // session task yields, which it need not do between the crossing and the handoff.

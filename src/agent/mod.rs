@@ -8,6 +8,7 @@ pub mod gitguard;
 pub mod handoff;
 pub mod history;
 pub mod inbox;
+pub mod overlay;
 pub mod proctree;
 pub mod prompts;
 pub mod protect;

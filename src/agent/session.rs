@@ -56,6 +56,9 @@ pub struct SessionSetup {
     pub watch: SessionJudge,
     pub junior: Client,
     pub senior: Client,
+    /// Files laid over the tree right before the check (see [`crate::agent::overlay`]);
+    /// empty but for `eval`.
+    pub check_overlay: crate::agent::overlay::CheckOverlay,
 }
 
 /// What a finished session reports (the same facts are in the last event).
@@ -91,6 +94,7 @@ pub async fn run(
         watch,
         junior,
         senior,
+        check_overlay,
     } = setup;
     // Commands the model runs never see the endpoints' API keys.
     let key_vars: Vec<String> = [&config.junior.api_key_env, &config.senior.api_key_env]
@@ -100,7 +104,8 @@ pub async fn run(
         .collect();
     let workspace = Workspace::new(&repo_dir, &config.agent)
         .map_err(|e| SessionError::Workspace(repo_dir.clone(), e))?
-        .hide_env(key_vars);
+        .hide_env(key_vars)
+        .with_check_overlay(check_overlay);
     let repo = Repo::open(&repo_dir).ok().map(std::sync::Mutex::new);
     emitter
         .emit(Event::SessionStarted {

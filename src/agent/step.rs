@@ -347,7 +347,15 @@ pub(crate) async fn run_check(
             })
             .await;
     }
-    let (exit_code, output_tail, passed) = if restored.failed.is_empty() {
+    // Only now, after the model's last action, do the check's hidden files reach the tree.
+    let unlaid = env.workspace.lay_check_overlay();
+    let (exit_code, output_tail, passed) = if !unlaid.is_empty() {
+        let why = format!(
+            "not run: the check's files could not be written: {}",
+            unlaid.join("; ")
+        );
+        (None, why, false)
+    } else if restored.failed.is_empty() {
         let spec = env.workspace.check_command(&command);
         match inbox.unless_quit(run_shell(&spec)).await {
             None => return Outcome::Aborted,
@@ -452,7 +460,10 @@ async fn approve(
     }
 }
 
-/// One line saying what a call would do, for the approval prompt.
+/// What a call would do, for the approval prompt: the whole command of a `run`, every file
+/// a patch creates, deletes, renames or changes (one line each, from the parser that
+/// applies it), the path and size of a write. Nothing is cut here; the front ends wrap it
+/// and show its control characters.
 fn describe_call(name: &str, args: &serde_json::Value) -> String {
     let field = |k: &str| {
         args.get(k)
@@ -469,19 +480,12 @@ fn describe_call(name: &str, args: &serde_json::Value) -> String {
             format!("write {} ({lines} lines)", field("path"))
         }
         APPLY_PATCH => {
-            let patch = field("patch");
-            let files: Vec<String> = patch
-                .lines()
-                .filter_map(|l| l.strip_prefix("+++ "))
-                .map(|p| p.trim_start_matches("b/").to_string())
-                .collect();
+            let files = tools::patch::describe(&field("patch"));
+            let count = files.len();
             format!(
-                "patch {}",
-                if files.is_empty() {
-                    "?".to_string()
-                } else {
-                    files.join(", ")
-                }
+                "patch {count} file{}:\n{}",
+                if count == 1 { "" } else { "s" },
+                files.join("\n")
             )
         }
         RUN => format!("run `{}`", field("command")),

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use crate::metrics::session::{EscalationRecord, SessionSummary};
+use crate::protocol::visible::visible;
 use crate::protocol::{Outcome, Route};
 
 /// The header row; session rows leave the escalation columns empty and vice versa, except
@@ -50,12 +51,23 @@ fn route_name(r: Route) -> &'static str {
     }
 }
 
-/// RFC 4180 quoting: only when the field needs it.
+/// A text cell from a log (a path, a session id, a policy name): its control characters
+/// shown ([`visible`], so no cell spans lines or moves a terminal's cursor), a leading
+/// `'` when it starts like a spreadsheet formula (`=`, `+`, `-`, `@`), so opening the file
+/// in a spreadsheet never runs what a log wrote (OWASP's advice; the `'` is part of the
+/// value a script reads), then RFC 4180 quoting when the cell needs it. Numbers this
+/// file writes are not text cells and are never prefixed.
 fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+    let shown = visible(s);
+    let guarded = if shown.starts_with(['=', '+', '-', '@']) {
+        format!("'{shown}")
     } else {
-        s.to_string()
+        shown.into_owned()
+    };
+    if guarded.contains([',', '"']) {
+        format!("\"{}\"", guarded.replace('"', "\"\""))
+    } else {
+        guarded
     }
 }
 

@@ -110,7 +110,7 @@ async fn print(mut rx: mpsc::Receiver<Stamped>, json: bool) {
         }
         let line = match &s.event {
             Event::Token { text, .. } => {
-                eprint!("{text}");
+                eprint!("{}", crate::protocol::visible::visible_lines(text));
                 last_was_token = true;
                 continue;
             }
@@ -158,21 +158,25 @@ pub async fn run_headless(
     stop: Stop,
 ) -> Result<Summary, ExecError> {
     let no_operator = prepared.setup.config.agent.no_operator;
-    let log_path = prepared.log_path.clone();
+    let Prepared {
+        setup,
+        log_path,
+        log,
+        ..
+    } = prepared;
     let (print_tx, print_rx) = mpsc::channel(1024);
     // The printer sees events through the log: what `--json` shows up to a step end is synced.
-    let (log_tx, log_task) =
-        spawn_log_then(&log_path, &prepared.setup.config.digest(), Some(print_tx));
+    let (log_tx, log_task) = spawn_log_then(log, Some(print_tx));
     let (sum_tx, sum_rx) = mpsc::channel(1024);
     let (op_tx, op_rx) = mpsc::channel(64);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
     let printer = tokio::spawn(print(print_rx, json));
     let collector = tokio::spawn(super::summary::collect(sum_rx));
-    let repo = prepared.setup.repo.clone();
+    let repo = setup.repo.clone();
     let quit_tx = cmd_tx.clone();
     let op = tokio::spawn(operator::serve(answerer, no_operator, op_rx, cmd_tx));
     let emitter = Emitter::new(vec![log_tx, sum_tx, op_tx]);
-    let session = session::run(prepared.setup, emitter, cmd_rx);
+    let session = session::run(setup, emitter, cmd_rx);
     let result = stop.quitting(&quit_tx, session).await;
     drop(quit_tx);
     // The emitter is gone with the session: consumers drain and stop.

@@ -32,6 +32,7 @@ pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left,
     let Prepared {
         setup,
         log_path,
+        log,
         no_checkpoints,
     } = prepared;
     // Outside git the title bar says so for the whole session: stderr is hidden by the UI.
@@ -43,7 +44,7 @@ pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left,
     let repo = setup.repo.clone();
     let (sum_tx, sum_rx) = mpsc::channel::<Stamped>(4096);
     let collector = tokio::spawn(super::summary::collect(sum_rx));
-    let (log_tx, log_task) = spawn_log(&log_path, &setup.config.digest());
+    let (log_tx, log_task) = spawn_log(log);
     let (ui_tx, ui_rx) = mpsc::channel::<Stamped>(4096);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
     let opts = UiOptions {

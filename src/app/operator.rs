@@ -12,6 +12,7 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 
 use crate::config::NoOperator;
+use crate::protocol::visible::{visible, visible_lines};
 use crate::protocol::{Command, Event, Stamped};
 
 /// One prepared answer (`--answers FILE`, one JSON object per line).
@@ -108,9 +109,11 @@ pub async fn serve(
 async fn ask_terminal(question: String, options: Vec<String>) -> Option<Command> {
     tokio::task::spawn_blocking(move || {
         let mut err = std::io::stderr();
-        let _ = writeln!(err, "\n? {question}");
+        // The model's words, shown: an escape sequence could hide the question from the
+        // person asked to answer it.
+        let _ = writeln!(err, "\n? {}", visible_lines(&question));
         for (i, o) in options.iter().enumerate() {
-            let _ = writeln!(err, "  {}) {o}", i + 1);
+            let _ = writeln!(err, "  {}) {}", i + 1, visible(o));
         }
         let _ = write!(
             err,

@@ -2,6 +2,7 @@
 //! the headless trace, `exec`, the demo, leaving the TUI, and `replay --headless`.
 
 use crate::analysis::replay::Rescoring;
+use crate::protocol::visible::{visible, visible_lines};
 use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
 
 fn actor(a: Actor) -> &'static str {
@@ -25,8 +26,13 @@ fn belief_vs_threshold(belief: f64, threshold: f64) -> String {
 
 /// The text `exec`, `demo` and leaving the TUI print when a session ends (`--json` prints
 /// the summary itself): outcome, the model's summary, what changed, the money, and the
-/// commands that show or undo the change.
+/// commands that show or undo the change. The model's words in it are shown with their
+/// control characters made visible.
 pub fn summary_text(summary: &super::headless::Summary) -> String {
+    visible_lines(&summary_words(summary)).into_owned()
+}
+
+fn summary_words(summary: &super::headless::Summary) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "session      {}", summary.session);
@@ -117,7 +123,13 @@ fn protected_line(
 }
 
 /// `None` for events too fine-grained to print one line each (tokens, beliefs, costs).
+/// Control characters from the model or the log are shown, never sent to the terminal
+/// ([`visible_lines`]).
 pub fn event_line(e: &Event) -> Option<String> {
+    event_words(e).map(|l| visible_lines(&l).into_owned())
+}
+
+fn event_words(e: &Event) -> Option<String> {
     Some(match e {
         Event::SessionStarted {
             task,
@@ -151,7 +163,9 @@ pub fn event_line(e: &Event) -> Option<String> {
             }
             format!("  → {name} {args}")
         }
-        Event::ApprovalRequested { summary, .. } => format!("  ? approve: {summary}"),
+        Event::ApprovalRequested { summary, .. } => {
+            format!("  ? approve: {}", summary.replace('\n', "\n      "))
+        }
         Event::ApprovalDecided { approved, by, .. } => {
             format!(
                 "  approval {} by {by}",
@@ -282,8 +296,13 @@ fn ticks_text(ticks: &[u64]) -> String {
 }
 
 /// What headless replay prints: the log's decisions, and with a counterfactual its
-/// decisions and where they differ.
+/// decisions and where they differ. The log is outside input: its fields are shown with
+/// their control characters made visible, and a session id stays on its line.
 pub fn replay_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)>) -> String {
+    visible_lines(&replay_words(events, counterfactual)).into_owned()
+}
+
+fn replay_words(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)>) -> String {
     let mut out = String::new();
     let mut updates = 0usize;
     for s in events {
@@ -294,7 +313,9 @@ pub fn replay_text(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)
                 shadow,
                 ..
             } => out.push_str(&format!(
-                "session {session_id} (policy {policy}{})\n",
+                "session {} (policy {}{})\n",
+                visible(session_id),
+                visible(policy),
                 if *shadow { ", shadow" } else { "" }
             )),
             Event::BeliefUpdated { .. } => updates += 1,

@@ -38,12 +38,26 @@ pub enum ExecError {
     NoLogDir,
     #[error("cannot take over SIGINT, SIGTERM and SIGHUP to stop the session cleanly: {0}")]
     Signals(std::io::Error),
+    /// The session log cannot be created; the session does not start, so no session runs
+    /// that nobody can read back.
+    #[error("cannot create the session log (name a new file in a writable directory with --log)")]
+    Log(#[source] crate::log::LogError),
+}
+
+impl ExecError {
+    /// Whether the error is about something the user named (the log file), which exits as
+    /// bad input (4), not as an aborted run.
+    pub fn is_input(&self) -> bool {
+        matches!(self, ExecError::Log(_))
+    }
 }
 
 /// The parts of a session every front end builds the same way.
 pub struct Prepared {
     pub setup: SessionSetup,
     pub log_path: PathBuf,
+    /// The log at `log_path`, already created with its header, for [`spawn_log`].
+    pub log: LogWriter,
     /// Why this session keeps no checkpoints (the directory is in no git repository);
     /// already said on stderr, and shown again where stderr is hidden (the TUI).
     pub no_checkpoints: Option<String>,
@@ -78,7 +92,6 @@ pub fn prepare(
     let project = project_instructions(repo, &config.prompts.instruction_files);
     prompts.junior = crate::instructions::with_instructions(&prompts.junior, &project);
     prompts.senior = crate::instructions::with_instructions(&prompts.senior, &project);
-    let no_checkpoints = prune_or_warn(repo, &config.checkpoints);
     let session_id = new_session_id();
     let log_path = match log {
         Some(p) => p,
@@ -86,6 +99,10 @@ pub fn prepare(
             .ok_or(ExecError::NoLogDir)?
             .join(format!("{session_id}.jsonl")),
     };
+    // Last of the checks and before anything touches the repository (the prune below):
+    // a session whose log cannot be written does not start.
+    let log = LogWriter::create(&log_path, config.digest()).map_err(ExecError::Log)?;
+    let no_checkpoints = prune_or_warn(repo, &config.checkpoints);
     let repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
     Ok(Prepared {
         setup: SessionSetup {
@@ -98,8 +115,10 @@ pub fn prepare(
             watch,
             junior,
             senior,
+            check_overlay: Default::default(),
         },
         log_path,
+        log,
         no_checkpoints,
     })
 }
@@ -207,15 +226,15 @@ pub fn new_session_id() -> String {
     )
 }
 
-/// Starts the log writer as a consumer; returns its channel and the task to await.
+/// Starts the log writer (made by [`prepare`]) as a consumer; returns its channel and the
+/// task to await.
 pub fn spawn_log(
-    path: &Path,
-    config_digest: &str,
+    log: LogWriter,
 ) -> (
     mpsc::Sender<Stamped>,
     tokio::task::JoinHandle<Option<String>>,
 ) {
-    spawn_log_then(path, config_digest, None)
+    spawn_log_then(log, None)
 }
 
 /// Like [`spawn_log`], and hands every event on to `next` once the log has it — a durable
@@ -223,15 +242,14 @@ pub fn spawn_log(
 /// way never shows a step end that a crash could still take out of the log: `exec --json`
 /// prints through it, so its stdout is a witness of what is on disk.
 pub fn spawn_log_then(
-    path: &Path,
-    config_digest: &str,
+    log: LogWriter,
     next: Option<mpsc::Sender<Stamped>>,
 ) -> (
     mpsc::Sender<Stamped>,
     tokio::task::JoinHandle<Option<String>>,
 ) {
     let (tx, mut rx) = mpsc::channel::<Stamped>(1024);
-    let handle = spawn_writer(LogWriter::new(path, config_digest), 1024);
+    let handle = spawn_writer(log, 1024);
     let task = tokio::spawn(async move {
         let mut problems: Vec<String> = Vec::new();
         let mut note = |r: Result<Vec<crate::log::LogError>, crate::log::LogError>| match r {

@@ -30,6 +30,16 @@ pub struct Args {
     session: SessionArgs,
 }
 
+/// A session that could not start or run: a log that cannot be created is the user's input
+/// (exit 4), anything else an aborted run.
+pub(super) fn session_error(e: crate::app::wiring::ExecError) -> anyhow::Error {
+    if e.is_input() {
+        crate::exit::bad_input(e)
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let config = args.config.load()?;
     let task = args.session.task_text()?;
@@ -44,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
     let summary = runtime()?
         .block_on(crate::app::headless::exec(config, exec))
-        .context("running the session")?;
+        .map_err(|e| session_error(e).context("running the session"))?;
     if let Some(path) = &args.output {
         let mut text = summary.final_text().to_string();
         text.push('\n');

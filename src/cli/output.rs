@@ -14,7 +14,8 @@ pub enum Shape {
 }
 
 /// Prints `value` as JSON when `json` is set, else the text `text` makes (computed only
-/// when needed). Text is printed as given: it carries its own final newline.
+/// when needed). Text carries its own final newline; its control characters are shown, not
+/// obeyed (text such as a report's policy names comes from log files, which are input).
 pub fn emit<T: Serialize>(
     json: bool,
     shape: Shape,
@@ -29,7 +30,7 @@ pub fn emit<T: Serialize>(
         .context("encoding the result as JSON")?;
         println!("{encoded}");
     } else {
-        print!("{}", text());
+        print!("{}", crate::protocol::visible::visible_lines(&text()));
     }
     Ok(())
 }
@@ -46,6 +47,6 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// goes to `jq`.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::protocol::visible::visible_lines(w));
     }
 }

@@ -34,7 +34,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 &task,
                 crate::agent::session::Approvals::Interactive,
                 session.log.log,
-            )?;
+            )
+            .map_err(super::exec::session_error)?;
             let log = prepared.log_path.clone();
             let left = crate::app::interactive::run_tui(prepared, None).await?;
             Ok::<_, anyhow::Error>((left, log))

@@ -147,9 +147,15 @@ pub async fn demo(
         crate::app::wiring::prepare(demo.config.clone(), &demo.repo, TASK, approvals, Some(log))?;
     if !named {
         // The log is named after the session it holds, as every other session's is.
+        // The fallback, already created in the demo's temporary directory, goes with it.
         let id = &prepared.setup.session_id;
-        prepared.log_path =
-            crate::config::sessions_dir().map_or(fallback, |d| d.join(format!("demo-{id}.jsonl")));
+        if let Some(named) =
+            crate::config::sessions_dir().map(|d| d.join(format!("demo-{id}.jsonl")))
+        {
+            prepared.log = crate::log::LogWriter::create(&named, prepared.setup.config.digest())
+                .map_err(crate::app::wiring::ExecError::Log)?;
+            prepared.log_path = named;
+        }
     }
     if headless {
         let answers = std::collections::VecDeque::from([crate::app::operator::PreparedAnswer {

@@ -12,6 +12,7 @@ use super::operator::{self, Judge};
 use super::policy::Policy;
 use super::suite::Task;
 use crate::agent::emitter::Emitter;
+use crate::agent::overlay::CheckOverlay;
 use crate::agent::session::{self, Approvals};
 use crate::agent::tools::run::{ShellCommand, run_shell};
 use crate::analysis::summarize_file;
@@ -155,21 +156,22 @@ async fn run_into(
         .tempdir()
         .map_err(copy_err(&std::env::temp_dir()))?;
     let repo = work.path().join(&task.id);
-    let check_command = stage(task, work.path(), &repo)?;
+    let hidden = stage(task, &repo)?;
     if let Some(dir) = unit.log.parent() {
         std::fs::create_dir_all(dir).map_err(copy_err(dir))?;
     }
 
-    let config = task_config(unit.policy.apply(config.clone()), task, &check_command);
+    let config = task_config(unit.policy.apply(config.clone()), task, &task.check);
     let timeout = config.agent.command_timeout_s;
-    let prepared = exec::prepare(
+    let mut prepared = exec::prepare(
         config,
         &repo,
         &task.text,
         Approvals::Granted,
         Some(unit.log.clone()),
     )?;
-    let (log_tx, log_task) = exec::spawn_log(&unit.log, &prepared.setup.config.digest());
+    prepared.setup.check_overlay = hidden.clone();
+    let (log_tx, log_task) = exec::spawn_log(prepared.log);
     let (op_tx, op_rx) = mpsc::channel(64);
     let (cmd_tx, cmd_rx) = mpsc::channel::<Command>(64);
     let quit_tx = cmd_tx.clone();
@@ -192,7 +194,7 @@ async fn run_into(
     // The session's own check passed only if it finished with a pass; otherwise the
     // repository it left behind is checked now (a session can stop at its budget with
     // correct work in the tree).
-    run.passed = end.outcome == Outcome::Success || check(&check_command, &repo, timeout).await;
+    run.passed = end.outcome == Outcome::Success || check_with(task, &hidden, &repo, timeout).await;
     if let Ok((sessions, _)) = summarize_file(&unit.log)
         && let Some(s) = sessions.last()
     {
@@ -212,31 +214,30 @@ async fn run_into(
     Ok(())
 }
 
-/// Copies the template to `repo` (committed) and the hidden tests next to it, outside
-/// the workspace the model can see; returns the check command that lays them over the
-/// repository first.
-fn stage(task: &Task, work: &Path, repo: &Path) -> Result<String, RunError> {
+/// Copies the template to `repo` (committed) and reads the hidden tests into memory; they
+/// reach the tree only when a check runs, after the session's last action (see
+/// [`CheckOverlay`]). Staged on disk next to the repository, they were readable by any
+/// `run` command during the session (review finding M8).
+fn stage(task: &Task, repo: &Path) -> Result<CheckOverlay, RunError> {
     let copy_err = |path: &Path| {
         let path = path.to_path_buf();
         move |cause| RunError::Copy { path, cause }
     };
     copy_tree(&task.repo, repo).map_err(copy_err(&task.repo))?;
     commit_all(repo)?;
-    let Some(hidden) = &task.hidden else {
-        return Ok(task.check.clone());
-    };
-    let staged = work.join(format!("{}.hidden", task.id));
-    copy_tree(hidden, &staged).map_err(copy_err(hidden))?;
-    Ok(format!(
-        "cp -R {}/. . && {}",
-        shell_quote(&staged.display().to_string()),
-        task.check
-    ))
+    match &task.hidden {
+        Some(hidden) => CheckOverlay::read_dir(hidden).map_err(copy_err(hidden)),
+        None => Ok(CheckOverlay::default()),
+    }
 }
 
-/// Single-quotes a path for `sh -c`.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+/// The task's check on a tree no session works in any more, with the hidden tests laid
+/// over it first; false when they cannot be written.
+async fn check_with(task: &Task, hidden: &CheckOverlay, repo: &Path, timeout_s: u64) -> bool {
+    if hidden.lay_plain(repo).is_err() {
+        return false;
+    }
+    check(&task.check, repo, timeout_s).await
 }
 
 /// Whether a suite's task is sound: the untouched template fails its check and the
@@ -259,14 +260,14 @@ pub async fn validate(task: &Task, timeout_s: u64) -> Result<Validation, RunErro
         .tempdir()
         .map_err(io(&std::env::temp_dir()))?;
     let repo = work.path().join(&task.id);
-    let command = stage(task, work.path(), &repo)?;
-    let template_fails = !check(&command, &repo, timeout_s).await;
+    let hidden = stage(task, &repo)?;
+    let template_fails = !check_with(task, &hidden, &repo, timeout_s).await;
     let solution_passes = match &task.solution {
         Some(s) => {
             let fresh = work.path().join(format!("{}.solved", task.id));
-            let command = stage(task, work.path(), &fresh)?;
+            let hidden = stage(task, &fresh)?;
             copy_tree(s, &fresh).map_err(io(s))?;
-            Some(check(&command, &fresh, timeout_s).await)
+            Some(check_with(task, &hidden, &fresh, timeout_s).await)
         }
         None => None,
     };

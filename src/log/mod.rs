@@ -53,6 +53,12 @@ pub enum LogError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path}: cannot create its directory {dir}: {source}")]
+    Dir {
+        path: PathBuf,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: cannot encode an event: {source}")]
     Encode {
         path: PathBuf,

@@ -41,6 +41,19 @@ impl LogWriter {
         }
     }
 
+    /// A writer whose file exists now, with its header written: a front end creates its
+    /// log before the session starts, so a log that cannot be written (the file exists, the
+    /// directory is not writable) stops the session before it touches the repository,
+    /// instead of leaving a session nobody can read back. Refuses an existing file.
+    pub fn create(
+        path: impl Into<PathBuf>,
+        config_digest: impl Into<String>,
+    ) -> Result<LogWriter, LogError> {
+        let mut writer = LogWriter::new(path, config_digest);
+        writer.open()?;
+        Ok(writer)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -56,7 +69,11 @@ impl LogWriter {
     /// header to someone else's log would corrupt it, and truncating would lose it.
     fn open(&mut self) -> Result<(), LogError> {
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
+            std::fs::create_dir_all(dir).map_err(|source| LogError::Dir {
+                path: self.path.clone(),
+                dir: dir.to_path_buf(),
+                source,
+            })?;
         }
         let file = OpenOptions::new()
             .write(true)

@@ -146,7 +146,8 @@ pub enum Event {
         step: u32,
         call_id: String,
         name: String,
-        /// One line saying what the call would do.
+        /// What the call would do, whole: a `run`'s full command; for a patch a first
+        /// line, then one line per file it creates, deletes, renames or changes.
         summary: String,
     },
     /// Approval given or refused for a tool call, by the operator or the policy.

@@ -2,11 +2,13 @@
 //!
 //! [`event`] is the schema of logs, the UI and `exec --json` (facts out, [`Command`]
 //! intents in); [`evidence`] names the judge's evidence, so a log records it without the
-//! judge's code. Serde only: this module imports nothing from the crate, so a log's shape
-//! changes only when these files do, and `tests/golden/` says when that happens.
+//! judge's code; [`visible`] is how text from outside reaches a person who reads it.
+//! Serde only: this module imports nothing from the crate, so a log's shape changes only
+//! when these files do, and `tests/golden/` says when that happens.
 
 pub mod event;
 pub mod evidence;
+pub mod visible;
 mod words;
 
 pub use event::*;

@@ -135,7 +135,11 @@ impl Script {
                     step,
                     call_id: call_id.clone(),
                     name: name.into(),
-                    summary: format!("{name}: step {step} wants to change the work tree"),
+                    // Worded as the session words it (`describe_call`).
+                    summary: match name {
+                        "apply_patch" => "patch 1 file:\nmodify src/date.rs (+0 -0)".to_string(),
+                        _ => format!("{name}: step {step} wants to change the work tree"),
+                    },
                 },
             );
             self.push(

@@ -46,10 +46,13 @@ impl AppState {
             }
             return actions;
         }
-        if let Some(a) = &self.approval
+        if let Some(a) = self.approval.as_mut()
             && let KeyOutcome::Consumed(actions) = a.handle_key(&key)
         {
-            self.approval = None;
+            // A scroll keeps the prompt; an answer closes it.
+            if !actions.is_empty() {
+                self.approval = None;
+            }
             return actions;
         }
         if let Some(actions) = self.global_key(&key) {
@@ -201,12 +204,7 @@ impl AppState {
     /// Every component's keys, for the help overlay.
     pub fn help_sections(&self) -> Vec<(&'static str, Vec<KeyHint>)> {
         let sample = QuestionModal::new(0, String::new(), vec![String::new()], None, false);
-        let approval = ApprovalPrompt {
-            call_id: String::new(),
-            name: String::new(),
-            arguments: String::new(),
-            change: Vec::new(),
-        };
+        let approval = ApprovalPrompt::new(String::new(), String::new(), String::new(), Vec::new());
         let mut global = self.global_hints();
         global.push(hint("Ctrl-C", "quit now"));
         vec![

@@ -231,7 +231,7 @@ fn an_answer_event_closes_the_modal_even_if_answered_elsewhere() {
 }
 
 #[test]
-fn the_approval_prompt_sends_yes_or_no() {
+fn the_approval_prompt_sends_yes_or_no_and_enter_does_not_approve() {
     let mut s = AppState::new(&UiOptions {
         ..UiOptions::default()
     });
@@ -262,10 +262,15 @@ fn the_approval_prompt_sends_yes_or_no() {
         })
     );
     assert!(s.approval.is_none());
-    // Approving: re-open by feeding the call again.
+    // Approving: re-open by feeding the call again. Enter is not a yes (review finding M2):
+    // a key typed ahead or meant for something else approves nothing.
     s.apply(&script.events[called]);
+    assert_eq!(s.handle_key(key(KeyCode::Enter)), vec![]);
+    assert!(s.approval.is_some(), "Enter leaves the call waiting");
+    assert_eq!(s.handle_key(ch('j')), vec![], "scrolling is no answer");
+    assert!(s.approval.is_some());
     assert_eq!(
-        s.handle_key(key(KeyCode::Enter)),
+        s.handle_key(ch('y')),
         agent(Command::Approve {
             call_id: "call_2".into(),
             approved: true

@@ -200,19 +200,16 @@ impl AppState {
                         .transcript
                         .tool_mut(call_id)
                         .and_then(|t| {
-                            crate::tui::patchview::change_lines(
-                                name,
-                                &t.arguments,
-                                crate::tui::approval::CHANGE_LINES_SHOWN,
-                            )
+                            // Whole: what is approved is shown, scrolled if long.
+                            crate::tui::patchview::change_lines(name, &t.arguments, usize::MAX)
                         })
                         .unwrap_or_default();
-                    self.approval = Some(ApprovalPrompt {
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                        arguments: summary.clone(),
+                    self.approval = Some(ApprovalPrompt::new(
+                        call_id.clone(),
+                        name.clone(),
+                        summary.clone(),
                         change,
-                    });
+                    ));
                 }
             }
             Event::ApprovalDecided {

@@ -188,21 +188,17 @@ impl TLine {
     }
 }
 
-/// Tabs become spaces and other control characters are dropped: they would move the
-/// terminal's cursor behind ratatui's back.
+/// Tabs become spaces and other control characters their visible forms
+/// ([`crate::protocol::visible`], the same as every text front end): raw, they would move
+/// the terminal's cursor behind ratatui's back; dropped, they would hide what the model
+/// sent.
 fn sanitize(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_string();
+    use crate::protocol::visible::visible;
+    if text.contains('\t') {
+        visible(&text.replace('\t', "    ")).into_owned()
+    } else {
+        visible(text).into_owned()
     }
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        if ch == '\t' {
-            out.push_str("    ");
-        } else if !ch.is_control() {
-            out.push(ch);
-        }
-    }
-    out
 }
 
 /// Display width of a string as the terminal will draw it.
@@ -270,9 +266,9 @@ mod tests {
 
     #[test]
     fn control_characters_never_reach_the_screen() {
-        let l = TLine::of("a\tb\rc\u{7}", Tone::Text);
-        assert_eq!(l.plain(), "a    bc");
-        assert_eq!(l.width, 7);
+        let l = TLine::of("a\tb\rc\u{7}\u{1b}[8m", Tone::Text);
+        assert_eq!(l.plain(), "a    b␍c␇␛[8m");
+        assert_eq!(l.width, 13);
     }
 
     #[test]

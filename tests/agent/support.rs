@@ -209,7 +209,7 @@ pub async fn drive(
     let log = logs.join("session.jsonl");
     let prepared =
         wiring::prepare(config, repo, task, approvals, Some(log.clone())).expect("prepare");
-    let (log_tx, log_task) = wiring::spawn_log(&log, &prepared.setup.config.digest());
+    let (log_tx, log_task) = wiring::spawn_log(prepared.log);
     let (op_tx, mut op_rx) = mpsc::channel::<Stamped>(4096);
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
     let operator = tokio::spawn(async move {

@@ -2,6 +2,7 @@
 
 mod cascade;
 mod fake;
+mod hidden;
 mod humaneval;
 mod judge;
 mod runs;

@@ -7,6 +7,7 @@ pub mod invariants;
 mod bounds;
 mod configs;
 mod escape;
+mod frontends;
 mod keys;
 mod parsers;
 mod signals;

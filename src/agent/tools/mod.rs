@@ -78,6 +78,8 @@ pub struct Workspace {
     env_pass: Vec<String>,
     /// The files no tool may change, as they were when the workspace was made.
     protected: Protected,
+    /// Files written into the tree right before the check (eval's hidden tests).
+    check_overlay: crate::agent::overlay::CheckOverlay,
 }
 
 impl Workspace {
@@ -113,7 +115,29 @@ impl Workspace {
                 .as_ref()
                 .map(|r| r.iter().map(|p| expand_home(p)).collect()),
             env_pass: config.env_pass.clone(),
+            check_overlay: crate::agent::overlay::CheckOverlay::default(),
         })
+    }
+
+    /// Files to lay over the tree right before the check, and never before.
+    pub fn with_check_overlay(mut self, overlay: crate::agent::overlay::CheckOverlay) -> Workspace {
+        self.check_overlay = overlay;
+        self
+    }
+
+    /// Writes the check overlay into the tree (inside the repository only, as the file
+    /// tools write); the errors, one per file that could not be written.
+    pub fn lay_check_overlay(&self) -> Vec<String> {
+        let dir = self.confine.dir();
+        self.check_overlay
+            .files()
+            .iter()
+            .filter_map(|(rel, bytes)| {
+                dir.write_atomic(rel, bytes)
+                    .err()
+                    .map(|e| format!("{}: {e}", rel.display()))
+            })
+            .collect()
     }
 
     /// Names these variables (the models' `api_key_env`) as never passed to a command,

@@ -455,6 +455,36 @@ fn diagnose(lines: &[String], old: &[&str], hint: usize) -> String {
     }
 }
 
+/// What a patch would do to each file, one line per file section, read by the parser that
+/// applies it: `create P`, `delete P`, `rename A → B`, `modify P`, each with its line
+/// counts. An approval prompt shows these, so a patch cannot delete or rename a file the
+/// operator was not told about (review finding M2). A text that does not parse says so:
+/// the tool will refuse it.
+pub fn describe(patch: &str) -> Vec<String> {
+    let files = match unified::parse(patch) {
+        Ok(files) => files,
+        Err(e) => {
+            return vec![format!(
+                "a patch that does not parse ({e}); it will be refused"
+            )];
+        }
+    };
+    files
+        .iter()
+        .map(|f| {
+            let (adds, removes) = count(&f.hunks);
+            let what = match (&f.old_path, &f.new_path) {
+                (None, Some(n)) => format!("create {n}"),
+                (Some(o), None) => format!("delete {o}"),
+                (Some(o), Some(n)) if o != n => format!("rename {o} → {n}"),
+                (Some(_), Some(n)) => format!("modify {n}"),
+                (None, None) => "a section with /dev/null on both sides (refused)".to_string(),
+            };
+            format!("{what} (+{adds} -{removes})")
+        })
+        .collect()
+}
+
 /// The paths a patch text would touch, in order and without repeats, for approval prompts
 /// and logs; empty when the text does not parse.
 pub fn touched_paths(patch: &str) -> Vec<PathBuf> {
@@ -488,6 +518,24 @@ mod tests {
         ] {
             assert_eq!(Text::parse(content).render(), content, "{content:?}");
         }
+    }
+
+    #[test]
+    fn a_description_names_every_file_and_what_becomes_of_it() {
+        let patch = "--- a/src/lib.py\n+++ b/src/lib_v2.py\n@@ -1 +1 @@\n-a\n+b\n\
+                     --- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n\
+                     --- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n\
+                     --- a/same\n+++ b/same\n@@ -1 +1 @@\n-c\n+d\n";
+        assert_eq!(
+            describe(patch),
+            [
+                "rename src/lib.py → src/lib_v2.py (+1 -1)",
+                "delete old.txt (+0 -1)",
+                "create new.txt (+1 -0)",
+                "modify same (+1 -1)",
+            ]
+        );
+        assert!(describe("not a patch")[0].contains("does not parse"));
     }
 
     #[test]
