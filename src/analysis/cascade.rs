@@ -191,16 +191,30 @@ impl Spent {
 pub struct Decision {
     pub passed: bool,
     pub escalated: bool,
+    /// The hand-off was the loop's own rule (stuck, a dead endpoint), not the judge's.
+    pub by_loop: bool,
     pub spent: Spent,
 }
 
-/// The junior keeps the task (`None`) or hands off at a tick.
-pub fn streaming(pair: &TaskPair, handoff: Option<u64>) -> Decision {
+/// The junior keeps the task (`None`) or hands off at the judge's tick or the loop's,
+/// whichever comes first.
+pub fn streaming(pair: &TaskPair, judge: Option<u64>) -> Decision {
+    let by_loop = match (judge, pair.junior.loop_handoff) {
+        (Some(j), Some(l)) => l <= j,
+        (None, Some(_)) => true,
+        _ => false,
+    };
+    let handoff = if by_loop {
+        pair.junior.loop_handoff
+    } else {
+        judge
+    };
     match handoff {
         None => junior_alone(pair),
         Some(t) => Decision {
             passed: pair.senior.passed,
             escalated: true,
+            by_loop,
             spent: Spent::junior(pair, Some(t)).plus_senior(pair),
         },
     }
@@ -210,6 +224,7 @@ pub fn junior_alone(pair: &TaskPair) -> Decision {
     Decision {
         passed: pair.junior.passed,
         escalated: false,
+        by_loop: false,
         spent: Spent::junior(pair, None),
     }
 }
@@ -218,6 +233,7 @@ pub fn senior_alone(pair: &TaskPair) -> Decision {
     Decision {
         passed: pair.senior.passed,
         escalated: true,
+        by_loop: false,
         spent: Spent::default().plus_senior(pair),
     }
 }
@@ -227,7 +243,12 @@ pub fn oracle(pair: &TaskPair) -> Decision {
     if pair.junior.passed {
         junior_alone(pair)
     } else {
-        streaming(pair, Some(0))
+        Decision {
+            passed: pair.senior.passed,
+            escalated: true,
+            by_loop: false,
+            spent: Spent::default().plus_senior(pair),
+        }
     }
 }
 
@@ -237,6 +258,7 @@ pub fn post_hoc(pair: &TaskPair, escalate: bool) -> Decision {
         Decision {
             passed: pair.senior.passed,
             escalated: true,
+            by_loop: false,
             spent: Spent::junior(pair, None).plus_senior(pair),
         }
     } else {
@@ -253,6 +275,8 @@ pub struct Point {
     pub tasks: usize,
     pub accuracy: Interval,
     pub escalation_rate: f64,
+    /// Tasks handed off by the loop's own rules rather than the judge, as a fraction.
+    pub loop_rate: f64,
     /// Mean junior-token equivalents per task, output tokens only.
     pub compute_out: f64,
     /// The same, input + output.
@@ -292,6 +316,7 @@ pub fn score(
         tasks: decisions.len(),
         accuracy,
         escalation_rate: decisions.iter().filter(|d| d.escalated).count() as f64 / n,
+        loop_rate: decisions.iter().filter(|d| d.by_loop).count() as f64 / n,
         compute_out,
         compute_all,
         relative_out: relative(compute_out, base.0),

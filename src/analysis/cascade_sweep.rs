@@ -198,12 +198,7 @@ fn judged(
     let mut posthoc = Vec::with_capacity(pairs.len());
     for (pair, events) in pairs.iter().zip(events) {
         let r = rescore(events.iter(), judge.clone(), cooldown);
-        let judge_tick = r.escalations.first().copied();
-        let handoff = match (judge_tick, pair.junior.loop_handoff) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        streamed.push(cascade::streaming(pair, handoff));
+        streamed.push(cascade::streaming(pair, r.escalations.first().copied()));
         let last = r.points.last().map_or(1.0, |p| p.belief);
         posthoc.push(cascade::post_hoc(pair, last < tau));
     }
@@ -234,8 +229,8 @@ impl Experiment {
         let _ = writeln!(s, "assumed: {}\n", self.assumption);
         let _ = writeln!(
             s,
-            "  {:<29} {:>8}  {:>21}  {:>6}  {:>8}  {:>8}",
-            "policy", "param", "accuracy [95% CI]", "esc.", "out ×", "in+out ×"
+            "  {:<29} {:>8}  {:>21}  {:>6}  {:>6}  {:>8}  {:>8}",
+            "policy", "param", "accuracy [95% CI]", "esc.", "loop", "out ×", "in+out ×"
         );
         for p in &self.points {
             let star = if on_frontier.contains(&(p as *const Point)) {
@@ -256,16 +251,20 @@ impl Experiment {
             );
             let _ = writeln!(
                 s,
-                "{star} {:<29} {:>8}  {:>21}  {:>5.0}%  {:>8.2}  {:>8.2}",
+                "{star} {:<29} {:>8}  {:>21}  {:>5.0}%  {:>5.0}%  {:>8.2}  {:>8.2}",
                 p.policy,
                 param,
                 acc,
                 100.0 * p.escalation_rate,
+                100.0 * p.loop_rate,
                 p.relative_out,
                 p.relative_all
             );
         }
-        s.push_str("\n* on the frontier (input + output compute)\n");
+        s.push_str(
+            "\n* on the frontier (input + output compute); loop: handed off by the loop's own \
+             rules (stuck, a dead endpoint) before the judge\n",
+        );
         s
     }
 }

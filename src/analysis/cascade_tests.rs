@@ -61,6 +61,13 @@ fn each_policy_spends_what_its_rule_says() {
     );
     let o = oracle(&p);
     assert!(o.passed && o.spent.junior_out == 0 && o.spent.senior_out == 100);
+    // The loop's stuck rule at tick 30 comes before the judge's 41: the loop hands off.
+    let mut stuck = p.clone();
+    stuck.junior.loop_handoff = Some(30);
+    let l = streaming(&stuck, Some(41));
+    assert!(l.by_loop && l.spent.junior_out == 30);
+    assert!(!streaming(&stuck, Some(20)).by_loop, "the judge was first");
+    assert!(streaming(&stuck, None).by_loop);
     let h = post_hoc(&p, true);
     assert!(h.passed && h.spent.junior_out == 100 && h.spent.senior_out == 100);
     // The oracle leaves a task the junior solves with the junior.
@@ -135,6 +142,7 @@ fn the_frontier_keeps_only_points_nothing_cheaper_beats() {
             upper: acc,
         },
         escalation_rate: 0.0,
+        loop_rate: 0.0,
         compute_out: all,
         compute_all: all,
         relative_out: 1.0,
