@@ -12,3 +12,4 @@ mod keys;
 mod parsers;
 mod signals;
 mod streams;
+mod through_binary;
