@@ -24,12 +24,9 @@
 
 use std::collections::BTreeMap;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::metrics::Interval;
-use crate::metrics::uncertainty::percentile_interval;
+use crate::metrics::{Forecast, Interval, bootstrap};
 use crate::protocol::{Actor, EscalationReason, Event, Outcome};
 
 /// One junior request: input tokens read, output tokens written.
@@ -328,29 +325,20 @@ fn relative(x: f64, base: f64) -> f64 {
     if base > 0.0 { x / base } else { f64::NAN }
 }
 
-/// The mean of 0/1 values with a percentile-bootstrap interval over them (tasks).
+/// The mean of 0/1 values with the project's percentile bootstrap over them, each task its
+/// own group ([`crate::metrics::bootstrap`]).
 fn mean_interval(values: &[f64]) -> Interval {
-    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
-    let mut rng = StdRng::seed_from_u64(SEED);
-    let draws: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            let s: f64 = (0..values.len())
-                .map(|_| values[rng.random_range(0..values.len())])
-                .sum();
-            s / values.len() as f64
-        })
+    let groups: Vec<Vec<Forecast>> = values
+        .iter()
+        .map(|&v| vec![Forecast::new(v, v > 0.5)])
         .collect();
-    if values.is_empty() {
-        return Interval {
-            estimate: f64::NAN,
-            lower: f64::NAN,
-            upper: f64::NAN,
-        };
-    }
-    percentile_interval(mean, draws).unwrap_or(Interval {
-        estimate: mean,
-        lower: mean,
-        upper: mean,
+    let mean = |fs: &[Forecast]| {
+        (!fs.is_empty()).then(|| fs.iter().filter(|f| f.success).count() as f64 / fs.len() as f64)
+    };
+    bootstrap(&groups, mean, RESAMPLES, SEED).unwrap_or(Interval {
+        estimate: f64::NAN,
+        lower: f64::NAN,
+        upper: f64::NAN,
     })
 }
 
@@ -375,21 +363,23 @@ pub fn pair(
     (pairs, unpaired)
 }
 
-/// The points of each family that no other point of the same family beats on both
-/// accuracy and compute (input + output), in order of compute.
-pub fn frontier(points: &[Point]) -> Vec<&Point> {
-    let mut sorted: Vec<&Point> = points.iter().collect();
-    sorted.sort_by(|a, b| {
+/// The indices of the points that no cheaper point beats on accuracy (compute: input +
+/// output), in order of compute.
+pub fn frontier(points: &[Point]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&points[a], &points[b]);
         a.compute_all
             .total_cmp(&b.compute_all)
             .then(b.accuracy.estimate.total_cmp(&a.accuracy.estimate))
     });
     let mut best = f64::NEG_INFINITY;
-    sorted
+    order
         .into_iter()
-        .filter(|p| {
-            let keep = p.accuracy.estimate > best;
-            best = best.max(p.accuracy.estimate);
+        .filter(|&i| {
+            let a = points[i].accuracy.estimate;
+            let keep = a > best;
+            best = best.max(a);
             keep
         })
         .collect()

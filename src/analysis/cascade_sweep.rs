@@ -67,20 +67,25 @@ pub enum CascadeError {
     NoPairs { junior: usize, senior: usize },
 }
 
-/// Every session log under `dirs`, by task id: an eval output directory keeps them as
-/// `logs/<policy>/<task>.jsonl[.gz]`; a directory of logs is read as it is.
-pub fn load_logs(dirs: &[PathBuf]) -> Result<BTreeMap<String, Vec<Event>>, CascadeError> {
+/// Every session log under `dirs`, by task id (an eval output directory keeps them as
+/// `logs/<policy>/<task>.jsonl[.gz]`; a directory of logs is read as it is), and the lines
+/// that had to be skipped, for the caller to print.
+pub type Logs = (BTreeMap<String, Vec<Event>>, Vec<String>);
+
+pub fn load_logs(dirs: &[PathBuf]) -> Result<Logs, CascadeError> {
     let mut out = BTreeMap::new();
+    let mut skipped = Vec::new();
     for dir in dirs {
         let mut files = Vec::new();
         collect(dir, &mut files, 3)?;
         for file in files {
             let Some(task) = task_id(&file) else { continue };
-            let (events, _) = load_events(&file)?;
+            let (events, warnings) = load_events(&file)?;
+            skipped.extend(warnings.iter().map(ToString::to_string));
             out.insert(task, events.into_iter().map(|s| s.event).collect());
         }
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>, depth: u32) -> Result<(), CascadeError> {
@@ -145,13 +150,14 @@ pub fn run(
         .collect();
     let ratio = sweep.ratio;
     let alone: Vec<_> = pairs.iter().map(cascade::junior_alone).collect();
-    let base = cascade::score("junior alone", None, &alone, ratio, (0.0, 0.0));
-    let base = (base.compute_out, base.compute_all);
-    let mut points = Vec::new();
+    // The junior alone is the unit of compute: scored against itself, its multiples are 1.
+    let mut junior = cascade::score("junior alone", None, &alone, ratio, (1.0, 1.0));
+    let base = (junior.compute_out, junior.compute_all);
+    (junior.relative_out, junior.relative_all) = (1.0, 1.0);
+    let mut points = vec![junior];
     let mut add = |name: &str, parameter, decisions: Vec<cascade::Decision>| {
         points.push(cascade::score(name, parameter, &decisions, ratio, base));
     };
-    add("junior alone", None, alone.clone());
     add(
         "senior alone",
         None,
@@ -209,10 +215,7 @@ impl Experiment {
     /// The table: one row per point, the frontier's points (input + output) starred.
     pub fn to_text(&self) -> String {
         use std::fmt::Write as _;
-        let on_frontier: Vec<*const Point> = cascade::frontier(&self.points)
-            .into_iter()
-            .map(|p| p as *const Point)
-            .collect();
+        let on_frontier = cascade::frontier(&self.points);
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -232,12 +235,8 @@ impl Experiment {
             "  {:<29} {:>8}  {:>21}  {:>6}  {:>6}  {:>8}  {:>8}",
             "policy", "param", "accuracy [95% CI]", "esc.", "loop", "out ×", "in+out ×"
         );
-        for p in &self.points {
-            let star = if on_frontier.contains(&(p as *const Point)) {
-                "*"
-            } else {
-                " "
-            };
+        for (i, p) in self.points.iter().enumerate() {
+            let star = if on_frontier.contains(&i) { "*" } else { " " };
             let param = p.parameter.map_or("-".to_string(), |v| {
                 if v < 0.001 {
                     format!("{v:.0e}")

@@ -155,8 +155,8 @@ fn the_frontier_keeps_only_points_nothing_cheaper_beats() {
         point(0.5, 4.0),
     ];
     let f: Vec<(f64, f64)> = frontier(&pts)
-        .iter()
-        .map(|p| (p.accuracy.estimate, p.compute_all))
+        .into_iter()
+        .map(|i| (pts[i].accuracy.estimate, pts[i].compute_all))
         .collect();
     assert_eq!(f, [(0.2, 1.0), (0.5, 3.0)]);
 }

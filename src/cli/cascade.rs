@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::args::{ConfigArg, JsonArg};
-use super::output::{Shape, emit};
+use super::output::{Shape, emit, warn_all};
 use crate::analysis::cascade_sweep::{self, Sweep};
 use crate::exit::{Exit, bad_input};
 
@@ -46,8 +46,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         sweep.ratio = r;
     }
-    let juniors = cascade_sweep::load_logs(&args.junior).map_err(bad_input)?;
-    let seniors = cascade_sweep::load_logs(&args.senior).map_err(bad_input)?;
+    let (juniors, junior_skipped) = cascade_sweep::load_logs(&args.junior).map_err(bad_input)?;
+    let (seniors, senior_skipped) = cascade_sweep::load_logs(&args.senior).map_err(bad_input)?;
+    warn_all(&junior_skipped);
+    warn_all(&senior_skipped);
     let experiment = cascade_sweep::run(&juniors, &seniors, &config, sweep).map_err(bad_input)?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
