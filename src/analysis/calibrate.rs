@@ -175,6 +175,10 @@ pub struct CalibrateOptions {
     pub holdout: f64,
     /// Fit on escalated (censored) sessions too.
     pub include_censored: bool,
+    /// Cross-validation folds by task (0: one hold-out split of `holdout`). With k ≥ 2
+    /// every session is scored by a fit that never saw its task, and the calibration
+    /// returned is fitted on all sessions.
+    pub folds: usize,
     pub fit: FitOptions,
 }
 
@@ -183,6 +187,7 @@ impl Default for CalibrateOptions {
         CalibrateOptions {
             holdout: 0.2,
             include_censored: false,
+            folds: 0,
             fit: FitOptions::default(),
         }
     }
@@ -194,6 +199,12 @@ impl Default for CalibrateOptions {
 /// runs, independent of the order files are found in, and a session copied into two places
 /// lands on one side only.
 pub fn is_held_out(session: &LoggedSession, holdout: f64, by_task: bool) -> bool {
+    split_point(session, by_task) < holdout
+}
+
+/// The session's place in [0, 1) by the hash [`is_held_out`] describes; cross-validation
+/// folds cut the same line into equal parts, so fold membership has the same properties.
+fn split_point(session: &LoggedSession, by_task: bool) -> f64 {
     let mut h = Sha256::new();
     if by_task && !session.task.is_empty() {
         h.update(b"task\0");
@@ -206,8 +217,7 @@ pub fn is_held_out(session: &LoggedSession, holdout: f64, by_task: bool) -> bool
     let digest = h.finalize();
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&digest[..8]);
-    let u = u64::from_be_bytes(bytes) as f64 / (u64::MAX as f64 + 1.0);
-    u < holdout
+    u64::from_be_bytes(bytes) as f64 / (u64::MAX as f64 + 1.0)
 }
 
 /// Which sessions went where, and why the others were left out.
@@ -228,6 +238,9 @@ pub struct SessionCounts {
     /// The split's unit: `task`, or `session` when the sessions share fewer than two tasks
     /// (a simulated corpus logs one task for all).
     pub split: &'static str,
+    /// Cross-validation folds (0: one hold-out split; then `train` and `holdout` are the
+    /// two sides, else both are every session).
+    pub folds: usize,
 }
 
 /// Calibration scores at one fraction of the trajectory (time-resolved ECE).
@@ -277,13 +290,18 @@ pub struct SchedulePoint {
 pub struct CalibrationReport {
     pub files: usize,
     pub counts: SessionCounts,
-    pub fit: FitReport,
+    /// The fit's own report; `None` when a given calibration was only scored.
+    pub fit: Option<FitReport>,
+    /// The calibration file scored as given (`calibrate --score FILE`), when no fit was made.
+    pub assessed: Option<String>,
     pub prior: f64,
     pub tempering: f64,
     pub holdout: Option<HoldoutScores>,
     /// The built-in prior judge (no fit) on the same held-out sessions.
     pub builtin: Option<HoldoutScores>,
     pub schedule: Vec<SchedulePoint>,
+    /// What each raw summary alone says about the outcome, over every eligible session.
+    pub discrimination: super::discrimination::Discrimination,
     /// Held-out belief paths (belief per tick) with their labels, for plots; not printed.
     #[serde(skip)]
     pub traces: Vec<(Vec<f64>, bool)>,
@@ -294,10 +312,89 @@ pub struct CalibrationReport {
 pub enum CalibrateError {
     #[error("--holdout must be in [0, 1), got {0}")]
     Holdout(f64),
+    #[error("--folds must be 0 (one split) or at least 2, got 1")]
+    Folds,
+    #[error(
+        "fold {fold} of {folds}: {source} (fewer folds, or --holdout, may leave both labels on each side)"
+    )]
+    Fold {
+        fold: usize,
+        folds: usize,
+        source: CompetenceError,
+    },
     #[error(transparent)]
     Fit(#[from] CompetenceError),
     #[error("threshold schedule: {0}")]
     Schedule(String),
+}
+
+/// The sessions a fit or a score may use, the counts of the others, and whether the split
+/// can be by task (at least two distinct tasks, every session naming one).
+fn eligible(
+    sessions: &[LoggedSession],
+    include_censored: bool,
+) -> (SessionCounts, Vec<&LoggedSession>, bool) {
+    let mut counts = SessionCounts {
+        read: sessions.len(),
+        ..SessionCounts::default()
+    };
+    let mut eligible = Vec::new();
+    for s in sessions {
+        if !s.ended {
+            counts.incomplete += 1;
+        } else if s.trajectory.label.is_none() {
+            counts.unlabelled += 1;
+        } else if s.censored && !s.shadow && !include_censored {
+            counts.censored_skipped += 1;
+        } else {
+            eligible.push(s);
+        }
+    }
+    let distinct = eligible
+        .iter()
+        .map(|s| group_key(s))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let by_task = distinct >= 2 && eligible.iter().all(|s| !s.task.is_empty());
+    counts.split = if by_task { "task" } else { "session" };
+    (counts, eligible, by_task)
+}
+
+/// Scores a calibration as given (no fit) on every eligible session of `corpus`: how a
+/// calibration fitted elsewhere — on another junior, another server, last month's logs —
+/// does on these sessions, beside the built-in prior.
+pub fn assess(
+    corpus: &Corpus,
+    calibration: &Calibration,
+    source: &str,
+    include_censored: bool,
+    config: &Config,
+) -> Result<CalibrationReport, CalibrateError> {
+    let (mut counts, eligible, _) = eligible(&corpus.sessions, include_censored);
+    counts.holdout = eligible.len();
+    counts.holdout_tasks = eligible
+        .iter()
+        .map(|s| group_key(s))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let (holdout, traces) = score(&paths(calibration, &eligible));
+    let (builtin, _) = score(&paths(&Calibration::prior(), &eligible));
+    Ok(CalibrationReport {
+        files: corpus.files,
+        counts,
+        fit: None,
+        assessed: Some(source.to_string()),
+        prior: calibration.prior,
+        tempering: calibration.tempering,
+        holdout,
+        builtin,
+        schedule: schedule(calibration, config)?,
+        discrimination: super::discrimination::discrimination(
+            eligible.iter().map(|s| (group_key(s), &s.trajectory)),
+        ),
+        traces,
+        warnings: corpus.warnings.clone(),
+    })
 }
 
 /// Fits a calibration on the training sessions of `corpus` and scores it on the held-out
@@ -311,34 +408,22 @@ pub fn calibrate(
     if !(0.0..1.0).contains(&options.holdout) {
         return Err(CalibrateError::Holdout(options.holdout));
     }
-    let mut counts = SessionCounts {
-        read: sessions.len(),
-        ..SessionCounts::default()
-    };
-    let mut eligible = Vec::new();
-    for s in sessions {
-        if !s.ended {
-            counts.incomplete += 1;
-        } else if s.trajectory.label.is_none() {
-            counts.unlabelled += 1;
-        } else if s.censored && !s.shadow && !options.include_censored {
-            counts.censored_skipped += 1;
-        } else {
-            eligible.push(s);
-        }
+    if options.folds == 1 {
+        return Err(CalibrateError::Folds);
     }
-    let distinct = eligible
-        .iter()
-        .map(|s| group_key(s))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let by_task = distinct >= 2 && eligible.iter().all(|s| !s.task.is_empty());
-    counts.split = if by_task { "task" } else { "session" };
-    let (held, train): (Vec<&LoggedSession>, Vec<&LoggedSession>) = eligible
-        .into_iter()
-        .partition(|s| is_held_out(s, options.holdout, by_task));
+    let (mut counts, eligible, by_task) = eligible(sessions, options.include_censored);
+    let folds = options.folds;
+    let (held, train): (Vec<&LoggedSession>, Vec<&LoggedSession>) = if folds >= 2 {
+        (eligible.clone(), eligible.clone())
+    } else {
+        eligible
+            .iter()
+            .copied()
+            .partition(|s| is_held_out(s, options.holdout, by_task))
+    };
     counts.train = train.len();
     counts.holdout = held.len();
+    counts.folds = folds;
     let tasks = |side: &[&LoggedSession]| {
         side.iter()
             .map(|s| group_key(s))
@@ -347,21 +432,55 @@ pub fn calibrate(
     };
     counts.train_tasks = tasks(&train);
     counts.holdout_tasks = tasks(&held);
-    let train_set: Vec<Trajectory> = train.iter().map(|s| s.trajectory.clone()).collect();
-    let (mut calibration, fit_report) = fit(&train_set, &options.fit)?;
+    let fit_on = |side: &[&LoggedSession]| {
+        let set: Vec<Trajectory> = side.iter().map(|s| s.trajectory.clone()).collect();
+        fit(&set, &options.fit)
+    };
+    let (mut calibration, fit_report) = fit_on(&train)?;
     calibration.fitted_on = Some(fitted_on(&train));
-    let (holdout, traces) = score(&calibration, &held);
-    let (builtin, _) = score(&Calibration::prior(), &held);
+    let scored = if folds >= 2 {
+        // Out-of-fold: each fold's sessions scored by the fit on the other folds.
+        let fold =
+            |s: &LoggedSession| ((split_point(s, by_task) * folds as f64) as usize).min(folds - 1);
+        let mut scored = Vec::with_capacity(eligible.len());
+        for k in 0..folds {
+            let (inside, outside): (Vec<&LoggedSession>, Vec<&LoggedSession>) =
+                eligible.iter().copied().partition(|s| fold(s) == k);
+            if inside.is_empty() {
+                continue;
+            }
+            let (fold_calibration, _) =
+                fit_on(&outside).map_err(|source| CalibrateError::Fold {
+                    fold: k + 1,
+                    folds,
+                    source,
+                })?;
+            scored.extend(paths(&fold_calibration, &inside));
+        }
+        scored
+    } else {
+        paths(&calibration, &held)
+    };
+    let (holdout, traces) = score(&scored);
+    let (builtin, _) = score(&paths(&Calibration::prior(), &held));
     let schedule = schedule(&calibration, config)?;
+    let discrimination = super::discrimination::discrimination(
+        train
+            .iter()
+            .chain(held.iter())
+            .map(|s| (group_key(s), &s.trajectory)),
+    );
     let report = CalibrationReport {
         files: corpus.files,
         counts,
         prior: calibration.prior,
         tempering: calibration.tempering,
-        fit: fit_report,
+        fit: Some(fit_report),
+        assessed: None,
         holdout,
         builtin,
         schedule,
+        discrimination,
         traces,
         warnings: corpus.warnings.clone(),
     };
@@ -410,15 +529,43 @@ fn group_key(s: &LoggedSession) -> &str {
 const BOOTSTRAP_REPS: usize = 1000;
 const BOOTSTRAP_SEED: u64 = 0x5eed_ca1b;
 
-fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutScores>, Traces) {
+/// Each labelled session of `held` with its belief path under `calibration`.
+fn paths<'a>(calibration: &Calibration, held: &[&'a LoggedSession]) -> Vec<Scored<'a>> {
+    held.iter()
+        .filter(|s| s.trajectory.label.is_some())
+        .map(|s| Scored {
+            session: s,
+            path: calibration.score(&s.trajectory),
+            prior: calibration.prior,
+        })
+        .collect()
+}
+
+/// One held-out session's belief path, and the π₀ of the calibration that made it.
+struct Scored<'a> {
+    session: &'a LoggedSession,
+    path: Vec<f64>,
+    prior: f64,
+}
+
+/// Held-out scores of belief paths, whatever calibrations made them (one, or one per
+/// cross-validation fold); the constant to beat is each path's own π₀.
+fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
     // Forecasts per fraction, per task (the bootstrap resamples whole tasks).
     let mut by_fraction: Vec<BTreeMap<&str, Vec<Forecast>>> = vec![BTreeMap::new(); FRACTIONS];
-    let mut traces = Vec::with_capacity(held.len());
-    for s in held {
+    let mut traces = Vec::with_capacity(scored.len());
+    // The constant π₀ at every forecast (the Brier to beat; order does not matter).
+    let mut prior = Vec::with_capacity(scored.len() * FRACTIONS);
+    for Scored {
+        session: s,
+        path,
+        prior: pi0,
+    } in scored
+    {
         let Some(label) = s.trajectory.label else {
             continue;
         };
-        let path = calibration.score(&s.trajectory);
+        let path = path.clone();
         for (k, bucket) in by_fraction.iter_mut().enumerate() {
             let i = tick_at(k + 1, s.trajectory.ticks()).min(path.len().saturating_sub(1));
             if let Some(&p) = path.get(i) {
@@ -426,6 +573,7 @@ fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutS
                     .entry(group_key(s))
                     .or_default()
                     .push(Forecast::new(p, label));
+                prior.push(Forecast::new(*pi0, label));
             }
         }
         traces.push((path, label));
@@ -441,10 +589,6 @@ fn score(calibration: &Calibration, held: &[&LoggedSession]) -> (Option<HoldoutS
     if all.is_empty() {
         return (None, traces);
     }
-    let prior: Vec<Forecast> = all
-        .iter()
-        .map(|f| Forecast::new(calibration.prior, f.success))
-        .collect();
     let ci = |groups: &[Vec<Forecast>], stat: fn(&[Forecast]) -> Option<f64>| {
         bootstrap(groups, stat, BOOTSTRAP_REPS, BOOTSTRAP_SEED)
     };
@@ -524,25 +668,41 @@ impl CalibrationReport {
     /// The report as plain text for a terminal.
     pub fn to_text(&self) -> String {
         let c = &self.counts;
-        let f = &self.fit;
-        let mut out = format!(
-            "{} sessions from {} files: {} train ({} tasks), {} held out ({} tasks; split by \
-             {}) ({} censored left out, {} unlabelled, {} incomplete)\n",
-            c.read,
-            self.files,
-            c.train,
-            c.train_tasks,
-            c.holdout,
-            c.holdout_tasks,
-            c.split,
-            c.censored_skipped,
-            c.unlabelled,
-            c.incomplete
+        let left_out = format!(
+            "({} censored left out, {} unlabelled, {} incomplete)",
+            c.censored_skipped, c.unlabelled, c.incomplete
         );
-        out.push_str(&format!(
-            "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",
-            self.prior, self.tempering, f.log_loss_prior, f.log_loss_fitted
-        ));
+        let mut out = if c.folds >= 2 {
+            format!(
+                "{} sessions from {} files: {} labelled ({} tasks), {}-fold cross-validation by \
+                 {}: each scored by a fit without its {}; the calibration is fitted on all {}\n",
+                c.read, self.files, c.train, c.train_tasks, c.folds, c.split, c.split, left_out
+            )
+        } else {
+            format!(
+                "{} sessions from {} files: {} train ({} tasks), {} held out ({} tasks; split by \
+                 {}) {}\n",
+                c.read,
+                self.files,
+                c.train,
+                c.train_tasks,
+                c.holdout,
+                c.holdout_tasks,
+                c.split,
+                left_out
+            )
+        };
+        match (&self.fit, &self.assessed) {
+            (Some(f), _) => out.push_str(&format!(
+                "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",
+                self.prior, self.tempering, f.log_loss_prior, f.log_loss_fitted
+            )),
+            (None, Some(source)) => out.push_str(&format!(
+                "scored as given, no fit: {source} (π₀ {:.3}, tempering c {:.4}); every session held out\n",
+                self.prior, self.tempering
+            )),
+            (None, None) => {}
+        }
         match &self.holdout {
             None => out.push_str("held-out scores: no held-out sessions (use --holdout)\n"),
             Some(h) => {
@@ -606,6 +766,7 @@ impl CalibrationReport {
             }
             out.push('\n');
         }
+        out.push_str(&self.discrimination.to_text());
         if !self.warnings.is_empty() {
             out.push_str(&format!("\n{} warnings:\n", self.warnings.len()));
             for w in &self.warnings {
@@ -634,6 +795,94 @@ fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` sessions of distinct tasks whose entropy separates the labels, every third a success.
+    fn separable(n: usize) -> Corpus {
+        let sessions = (0..n)
+            .map(|i| {
+                let success = i % 3 == 0;
+                let mut trajectory = Trajectory::new(Some(success));
+                for k in 0..40 {
+                    let wobble = 0.05 * ((i * 7 + k) % 5) as f64;
+                    trajectory.push_token(&crate::competence::TokenSignals {
+                        entropy: Some(if success { 0.3 } else { 1.2 } + wobble),
+                        margin: Some(0.4 + wobble),
+                        surprise: Some(0.5 + wobble),
+                    });
+                }
+                LoggedSession {
+                    source: PathBuf::from(format!("logs/{i}.jsonl")),
+                    session_id: format!("s{i}"),
+                    task: format!("task {i}"),
+                    junior_model: "m".into(),
+                    top_logprobs: 5,
+                    trajectory,
+                    shadow: true,
+                    censored: false,
+                    ended: true,
+                }
+            })
+            .collect();
+        Corpus {
+            files: n,
+            sessions,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cross_validation_scores_every_session_out_of_fold_and_assess_scores_a_given_fit() {
+        let corpus = separable(60);
+        let config = Config::default();
+        let options = CalibrateOptions {
+            folds: 5,
+            ..CalibrateOptions::default()
+        };
+        let (calibration, report) = calibrate(&corpus, &options, &config).expect("fit");
+        assert_eq!((report.counts.folds, report.counts.holdout), (5, 60));
+        let held = report.holdout.as_ref().expect("scores");
+        assert_eq!(held.sessions, 60);
+        assert!(held.auroc.is_some_and(|a| a > 0.9), "{:?}", held.auroc);
+        assert!(report.to_text().contains("5-fold cross-validation by task"));
+        // One split scores only its held-out side.
+        let (_, single) = calibrate(&corpus, &CalibrateOptions::default(), &config).expect("fit");
+        assert!(single.holdout.as_ref().expect("scores").sessions < 30);
+        // The fit scored as given on the same logs: every session, no fit report.
+        let given = assess(&corpus, &calibration, "cal.json", false, &config).expect("assess");
+        assert_eq!(given.holdout.as_ref().expect("scores").sessions, 60);
+        assert!(given.fit.is_none());
+        assert!(
+            given
+                .to_text()
+                .contains("scored as given, no fit: cal.json")
+        );
+        assert!(matches!(
+            calibrate(
+                &corpus,
+                &CalibrateOptions {
+                    folds: 1,
+                    ..CalibrateOptions::default()
+                },
+                &config
+            ),
+            Err(CalibrateError::Folds)
+        ));
+    }
+
+    #[test]
+    fn a_fold_without_both_labels_is_named() {
+        let mut corpus = separable(30);
+        // One success in all: the fold holding it leaves the others without one.
+        for (i, s) in corpus.sessions.iter_mut().enumerate() {
+            s.trajectory.label = Some(i == 0);
+        }
+        let options = CalibrateOptions {
+            folds: 3,
+            ..CalibrateOptions::default()
+        };
+        let err = calibrate(&corpus, &options, &Config::default()).expect_err("no success");
+        assert!(err.to_string().starts_with("fold "), "{err}");
+    }
 
     #[test]
     fn fractions_pick_ticks_up_to_the_last() {

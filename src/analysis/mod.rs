@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod cascade;
 pub mod cascade_sweep;
 pub mod csv;
+pub mod discrimination;
 pub mod plot;
 pub mod replay;
 pub mod report;

@@ -1,6 +1,6 @@
 //! SVG pictures of a fitted judge: the reliability diagram (does B = 0.7 come true 70 % of
-//! the time?) and held-out belief traces (does the belief part successes from failures,
-//! and how early?). SVG because it needs no fonts or native libraries and opens anywhere.
+//! the time?), held-out belief traces (does the belief part successes from failures, and
+//! how early?) and AUROC over the trajectory with its intervals. SVG because it needs no fonts or native libraries and opens anywhere.
 
 use std::path::{Path, PathBuf};
 
@@ -116,11 +116,71 @@ pub fn traces(path: &Path, traces: &[(Vec<f64>, bool)], title: &str) -> Result<(
     root.present().map_err(|e| err(e.to_string()))
 }
 
-/// Writes `reliability.svg` and `traces.svg` into `dir` (created if missing).
+/// One judge's held-out AUROC at each fraction of the trajectory, for [`auroc_over_trajectory`]:
+/// `(fraction, AUROC, interval)`; points without an AUROC are left out.
+pub type AurocSeries = (String, Vec<(f64, f64, Option<(f64, f64)>)>);
+
+/// AUROC against the fraction of the trajectory seen, one line per judge with its 95 %
+/// intervals as bars and 0.5 (no information) dashed: how early does a judge tell
+/// successes from failures?
+pub fn auroc_over_trajectory(
+    path: &Path,
+    series: &[AurocSeries],
+    title: &str,
+) -> Result<(), PlotError> {
+    let err = draw_error(path);
+    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
+    let mut chart = unit_chart(
+        &root,
+        title,
+        "fraction of the trajectory seen",
+        "held-out AUROC",
+    )
+    .map_err(&err)?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(0.0, 0.5), (1.0, 0.5)],
+            6,
+            4,
+            BLACK.mix(0.4).into(),
+        ))
+        .map_err(|e| err(e.to_string()))?;
+    let colors = [BLUE, RED, GREEN, MAGENTA];
+    for (k, (name, points)) in series.iter().enumerate() {
+        let color = colors[k % colors.len()];
+        // Side by side: each judge's bars a little apart so the intervals stay readable.
+        let dx = (k as f64 - (series.len() as f64 - 1.0) / 2.0) * 0.01;
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().map(|&(f, a, _)| (f + dx, a)),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| err(e.to_string()))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        chart
+            .draw_series(points.iter().filter_map(|&(f, _, ci)| {
+                ci.map(|(lo, hi)| PathElement::new(vec![(f + dx, lo), (f + dx, hi)], color))
+            }))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
+}
+
+/// Writes `reliability.svg`, `traces.svg` and (when a judge has an AUROC) `auroc.svg` into
+/// `dir` (created if missing).
 pub fn write_all(
     dir: &Path,
     bins: &[ReliabilityBin],
     belief_traces: &[(Vec<f64>, bool)],
+    auroc_series: &[AurocSeries],
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Io {
         path: dir.to_path_buf(),
@@ -138,7 +198,17 @@ pub fn write_all(
         belief_traces,
         "Held-out belief traces (green: success, red: failure)",
     )?;
-    Ok(vec![rel, tr])
+    let mut written = vec![rel, tr];
+    if auroc_series.iter().any(|(_, p)| !p.is_empty()) {
+        let au = dir.join("auroc.svg");
+        auroc_over_trajectory(
+            &au,
+            auroc_series,
+            "Held-out AUROC over the trajectory (bars: 95% over tasks)",
+        )?;
+        written.push(au);
+    }
+    Ok(written)
 }
 
 /// The cascade's frontiers: accuracy against compute (a multiple of the junior alone's;

@@ -15,7 +15,7 @@ pub struct Args {
     /// Write the calibration JSON here (set `policy.calibration` to use it).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Write reliability.svg and traces.svg into this directory.
+    /// Write reliability.svg, traces.svg and auroc.svg into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Fraction of labelled sessions held out for scoring.
@@ -24,11 +24,30 @@ pub struct Args {
     /// Fit on escalated (censored) sessions too.
     #[arg(long)]
     include_censored: bool,
+    /// Score this calibration file as it is on the logs (no fit; every session held out),
+    /// beside the built-in prior: does a calibration fitted elsewhere hold here?
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["output", "folds", "model"])]
+    score: Option<PathBuf>,
+    /// Score by k-fold cross-validation grouped by task instead of one hold-out split:
+    /// every session is scored by a fit that never saw its task (small corpora).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    folds: usize,
+    /// The belief to fit: the naive-Bayes sum (the default) or the length-robust feature
+    /// model (README, "Long, dependent sessions").
+    #[arg(long, value_enum, default_value_t = Model::Naive)]
+    model: Model,
     #[command(flatten)]
     json: JsonArg,
     /// Config whose costs and token budget the threshold schedule is solved for.
     #[command(flatten)]
     config: ConfigArg,
+}
+
+/// `--model`: which [`BeliefModel`](crate::competence::BeliefModel) `calibrate` fits.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Model {
+    Naive,
+    Features,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -41,26 +60,42 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             "no session logs found in the given paths"
         )));
     }
-    let options = CalibrateOptions {
+    let mut options = CalibrateOptions {
         holdout: args.holdout,
         include_censored: args.include_censored,
+        folds: args.folds,
         ..CalibrateOptions::default()
     };
+    options.fit.model = match args.model {
+        Model::Naive => crate::competence::BeliefModel::NaiveBayes,
+        Model::Features => crate::competence::BeliefModel::Features,
+    };
+    if let Some(path) = &args.score {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let given = crate::competence::Calibration::from_json(&text)
+            .map_err(|e| bad_input(anyhow::anyhow!("{}: {e}", path.display())))?;
+        let report = crate::analysis::calibrate::assess(
+            &corpus,
+            &given,
+            &path.display().to_string(),
+            args.include_censored,
+            &config,
+        )
+        .context("scoring the calibration")?;
+        plots(args.plot.as_deref(), &report)?;
+        emit(args.json.json, Shape::Document, &report, || {
+            report.to_text()
+        })?;
+        return Ok(Exit::Success);
+    }
     let (calibration, report) =
         calibrate(&corpus, &options, &config).context("fitting the calibration")?;
     if let Some(path) = &args.output {
         std::fs::write(path, calibration.to_json() + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    if let Some(dir) = &args.plot {
-        let bins = report
-            .holdout
-            .as_ref()
-            .map(|h| h.reliability.clone())
-            .unwrap_or_default();
-        crate::analysis::plot::write_all(dir, &bins, &report.traces)
-            .context("drawing the plots")?;
-    }
+    plots(args.plot.as_deref(), &report)?;
     emit(args.json.json, Shape::Document, &report, || {
         let written = match &args.output {
             Some(path) => format!("\nwrote {}\n", path.display()),
@@ -69,4 +104,38 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         report.to_text() + &written
     })?;
     Ok(Exit::Success)
+}
+
+/// `--plot DIR`: the reliability diagram, the belief traces and AUROC over the trajectory
+/// (fitted or scored calibration beside the built-in prior).
+fn plots(
+    dir: Option<&std::path::Path>,
+    report: &crate::analysis::calibrate::CalibrationReport,
+) -> anyhow::Result<()> {
+    if let Some(dir) = dir {
+        let bins = report
+            .holdout
+            .as_ref()
+            .map(|h| h.reliability.clone())
+            .unwrap_or_default();
+        let series = |name: &str, scores: Option<&crate::analysis::calibrate::HoldoutScores>| {
+            let points = scores.map_or_else(Vec::new, |h| {
+                h.by_fraction
+                    .iter()
+                    .filter_map(|s| {
+                        let ci = s.auroc_ci.map(|c| (c.lower, c.upper));
+                        s.auroc.map(|a| (s.fraction, a, ci))
+                    })
+                    .collect()
+            });
+            (name.to_string(), points)
+        };
+        let auroc = [
+            series("fitted", report.holdout.as_ref()),
+            series("built-in prior", report.builtin.as_ref()),
+        ];
+        crate::analysis::plot::write_all(dir, &bins, &report.traces, &auroc)
+            .context("drawing the plots")?;
+    }
+    Ok(())
 }
