@@ -78,6 +78,18 @@ enum Action {
     /// logs by task and score junior alone, senior alone, the oracle, post-hoc and
     /// streaming (constant τ, optimal schedule) swept over their parameters.
     Cascade(super::cascade::Args),
+    /// Ask-F1 by who asked (the junior's own ask_operator, the judge, the loop's rules),
+    /// per blocker and per session, from session logs of a suite with blockers.
+    Asks {
+        /// The suite the logs ran (its blockers are the truth).
+        #[arg(long)]
+        suite: PathBuf,
+        /// Session logs, or directories searched for them.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        #[command(flatten)]
+        json: JsonArg,
+    },
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -93,6 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             return finish(&report, json.json, &out);
         }
         Some(Action::Cascade(args)) => return super::cascade::run(args),
+        Some(Action::Asks { suite, logs, json }) => return asks(&suite, &logs, json.json),
         None => {}
     }
     let suite = args.suite.context("name the suite directory")?;
@@ -202,4 +215,26 @@ fn validate_suite(dir: &Path, config: &Config, jobs: usize) -> anyhow::Result<Ex
     } else {
         Exit::CheckFailed
     })
+}
+
+/// `eval asks`: the questions of logged sessions split by who asked, scored on the suite's
+/// blockers.
+fn asks(suite: &std::path::Path, logs: &[PathBuf], json: bool) -> anyhow::Result<Exit> {
+    use crate::eval::origin;
+    let suite = crate::eval::suite::Suite::load(suite).map_err(bad_input)?;
+    let (files, errors) = crate::log::log_files(logs);
+    let (sessions, mut warnings) = origin::load_sessions(&suite, &files);
+    warnings.extend(errors.iter().map(ToString::to_string));
+    super::output::warn_all(&warnings);
+    if sessions.is_empty() {
+        return Err(bad_input(anyhow::anyhow!(
+            "no session log of a task of suite {} in the given paths",
+            suite.name
+        )));
+    }
+    let scores = origin::score(&sessions);
+    super::output::emit(json, super::output::Shape::Document, &scores, || {
+        origin::to_text(&scores, &sessions)
+    })?;
+    Ok(Exit::Success)
 }

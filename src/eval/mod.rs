@@ -14,6 +14,7 @@
 pub mod ask;
 pub mod humaneval;
 pub mod operator;
+pub mod origin;
 pub mod plot;
 pub mod policy;
 pub mod report;

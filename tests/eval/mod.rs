@@ -1,5 +1,6 @@
 //! `handoff eval`: suites against scripted models, Ask-F1 over blockers, shards, import.
 
+mod asks;
 mod cascade;
 mod fake;
 mod hidden;

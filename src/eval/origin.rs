@@ -1,0 +1,378 @@
+//! Ask-F1 by who asked: the junior's own `ask_operator` calls, the judge (the belief fell
+//! under τ), or the loop's rules (stuck, a dead endpoint), scored from session logs against
+//! the suite's registered blockers.
+//!
+//! The seed blog's claim is that "the trigger has to live outside the model": a model asks
+//! too rarely, or about the wrong thing. One run of the default policy holds all three kinds
+//! of question side by side, so splitting its questions by origin compares the triggers on
+//! the same sessions.
+//!
+//! Two units, both over the questions of one origin:
+//! - **per blocker**, pooled as HiL-Bench pools it ([`super::ask::pool`]): precision =
+//!   distinct blockers hit / questions asked, recall = distinct blockers hit / blockers
+//!   registered;
+//! - **per session**: a session is a true positive when a question of this origin hit one
+//!   of its task's blockers, a false positive when it asked and hit none, a false negative
+//!   when its task has a blocker and no question of this origin hit one.
+//!
+//! Which blocker a question hit is what the operator did at run time: its answer is that
+//! blocker's hidden answer (the simulated operator gives the answer only on a hit).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::ask::{BlockerAsk, TaskQuestions, pool};
+use super::suite::Blocker;
+use crate::protocol::{EscalationReason, Event};
+
+/// Who put a question to the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// The junior called `ask_operator`.
+    Junior,
+    /// The judge: the belief fell below the threshold (or the operator forced it).
+    Judge,
+    /// The loop's own rules: stuck, or a failing endpoint.
+    Loop,
+}
+
+impl Origin {
+    pub const ALL: [Origin; 3] = [Origin::Junior, Origin::Judge, Origin::Loop];
+
+    fn of(reason: EscalationReason, self_initiated: bool) -> Origin {
+        match reason {
+            _ if self_initiated => Origin::Junior,
+            EscalationReason::SelfAsk => Origin::Junior,
+            EscalationReason::Threshold | EscalationReason::Forced => Origin::Judge,
+            EscalationReason::Stuck | EscalationReason::Fault => Origin::Loop,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Junior => "junior's own ask_operator",
+            Origin::Judge => "judge (B < τ)",
+            Origin::Loop => "loop rule (stuck, endpoint)",
+        }
+    }
+}
+
+/// One question of a session: who asked, and the blocker the operator's answer gave away.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Asked {
+    pub origin: Origin,
+    pub question: String,
+    pub blocker: Option<String>,
+}
+
+/// The questions of one session's events, in order. An `escalated` event names the reason
+/// of the `operator_asked` that follows it; the next `operator_answered` says what came of it.
+pub fn questions<'a>(
+    events: impl IntoIterator<Item = &'a Event>,
+    blockers: &[Blocker],
+) -> Vec<Asked> {
+    let mut out = Vec::new();
+    let mut reason = EscalationReason::Threshold;
+    let mut open: Option<Asked> = None;
+    for event in events {
+        match event {
+            Event::Escalated { reason: r, .. } => reason = *r,
+            Event::OperatorAsked {
+                question,
+                self_initiated,
+                ..
+            } => {
+                out.extend(open.take());
+                open = Some(Asked {
+                    origin: Origin::of(reason, *self_initiated),
+                    question: question.clone(),
+                    blocker: None,
+                });
+            }
+            Event::OperatorAnswered { answer, .. } => {
+                if let Some(mut asked) = open.take() {
+                    asked.blocker = blockers
+                        .iter()
+                        .find(|b| b.answer.trim() == answer.trim())
+                        .map(|b| b.id.clone());
+                    out.push(asked);
+                }
+            }
+            _ => {}
+        }
+    }
+    out.extend(open);
+    out
+}
+
+/// Session-level counts of one origin's questions (see the module's definition).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SessionCounts {
+    pub tp: u64,
+    pub fp: u64,
+    pub fn_: u64,
+    pub tn: u64,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+}
+
+/// One origin's scores in both units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OriginScore {
+    pub origin: Origin,
+    pub questions: u64,
+    pub per_blocker: BlockerAsk,
+    pub per_session: SessionCounts,
+}
+
+/// One session to score: its task's registered blockers and its questions.
+pub struct ScoredSession {
+    pub task: String,
+    pub registered: usize,
+    pub asked: Vec<Asked>,
+}
+
+/// Scores of every origin over `sessions`.
+pub fn score(sessions: &[ScoredSession]) -> Vec<OriginScore> {
+    Origin::ALL
+        .into_iter()
+        .map(|origin| {
+            let mut per_task: Vec<TaskQuestions> = Vec::new();
+            let mut counts = SessionCounts::default();
+            for s in sessions {
+                let mine: Vec<&Asked> = s.asked.iter().filter(|a| a.origin == origin).collect();
+                let hit = mine.iter().any(|a| a.blocker.is_some());
+                match (hit, mine.is_empty(), s.registered > 0) {
+                    (true, _, _) => counts.tp += 1,
+                    (false, false, _) => counts.fp += 1,
+                    (false, true, true) => counts.fn_ += 1,
+                    (false, true, false) => counts.tn += 1,
+                }
+                per_task.push(TaskQuestions {
+                    matched: mine.iter().map(|a| a.blocker.clone()).collect(),
+                    registered: s.registered,
+                });
+            }
+            let ratio = |n: u64, d: u64| (d > 0).then(|| n as f64 / d as f64);
+            counts.precision = ratio(counts.tp, counts.tp + counts.fp);
+            counts.recall = ratio(counts.tp, counts.tp + counts.fn_);
+            counts.f1 = match (counts.precision, counts.recall) {
+                (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+                (Some(_), Some(_)) => Some(0.0),
+                _ => None,
+            };
+            let per_blocker = pool(&per_task);
+            OriginScore {
+                origin,
+                questions: per_blocker.questions,
+                per_blocker,
+                per_session: counts,
+            }
+        })
+        .collect()
+}
+
+/// The table of [`score`] as text, with the questions that hit a blocker listed.
+pub fn to_text(scores: &[OriginScore], sessions: &[ScoredSession]) -> String {
+    let n = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+    let registered: usize = sessions.iter().map(|s| s.registered).sum();
+    let mut out = format!(
+        "{} sessions, {} blockers registered\n\n  {:<30} {:>9}  {:>24}  {:>30}\n",
+        sessions.len(),
+        registered,
+        "who asked",
+        "questions",
+        "per blocker P / R / F1",
+        "per session TP FP FN · P / R / F1"
+    );
+    for s in scores {
+        let b = &s.per_blocker;
+        let c = &s.per_session;
+        out.push_str(&format!(
+            "  {:<30} {:>9}  {:>24}  {:>30}\n",
+            s.origin.name(),
+            s.questions,
+            format!("{} / {} / {}", n(b.precision), n(b.recall), n(b.f1)),
+            format!(
+                "{} {} {} · {} / {} / {}",
+                c.tp,
+                c.fp,
+                c.fn_,
+                n(c.precision),
+                n(c.recall),
+                n(c.f1)
+            ),
+        ));
+    }
+    let mut hits: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for s in sessions {
+        for a in s.asked.iter().filter(|a| a.blocker.is_some()) {
+            hits.entry(s.task.as_str()).or_default().push(format!(
+                "{} ({}): {}",
+                a.blocker.as_deref().unwrap_or(""),
+                a.origin.name(),
+                crate::protocol::visible::visible(&a.question)
+            ));
+        }
+    }
+    if !hits.is_empty() {
+        out.push_str("\nquestions that hit a blocker:\n");
+        for (task, list) in hits {
+            for h in list {
+                out.push_str(&format!("  {task}: {h}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// Sessions of the logs in `files`, each matched to its suite task by the task text its
+/// `session_started` logged (else by the file name without `.jsonl`/`.jsonl.gz`); logs of no
+/// task of the suite, and unreadable files or lines, become warnings.
+pub fn load_sessions(
+    suite: &super::suite::Suite,
+    files: &[std::path::PathBuf],
+) -> (Vec<ScoredSession>, Vec<String>) {
+    let mut sessions = Vec::new();
+    let mut warnings = Vec::new();
+    for file in files {
+        let reader = match crate::log::LogReader::open(file) {
+            Ok(r) => r,
+            Err(e) => {
+                warnings.push(e.to_string());
+                continue;
+            }
+        };
+        let mut events = Vec::new();
+        for item in reader {
+            match item {
+                Ok(stamped) => events.push(stamped.event),
+                Err(w) => warnings.push(w.to_string()),
+            }
+        }
+        let text = events.iter().find_map(|e| match e {
+            Event::SessionStarted { task, .. } => Some(task.clone()),
+            _ => None,
+        });
+        let stem = file
+            .file_name()
+            .map(|n| n.to_string_lossy().replace(".gz", "").replace(".jsonl", ""))
+            .unwrap_or_default();
+        let Some(task) = suite
+            .tasks
+            .iter()
+            .find(|t| text.as_deref().is_some_and(|x| x.trim() == t.text.trim()))
+            .or_else(|| suite.tasks.iter().find(|t| t.id == stem))
+        else {
+            warnings.push(format!("{}: no task of the suite", file.display()));
+            continue;
+        };
+        sessions.push(ScoredSession {
+            task: task.id.clone(),
+            registered: task.blockers.len(),
+            asked: questions(&events, &task.blockers),
+        });
+    }
+    (sessions, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocker(id: &str, answer: &str) -> Blocker {
+        Blocker {
+            id: id.into(),
+            description: String::new(),
+            answer: answer.into(),
+            phrases: vec![],
+        }
+    }
+
+    fn escalated(reason: EscalationReason) -> Event {
+        let mut e = Event::samples()
+            .into_iter()
+            .find(|e| matches!(e, Event::Escalated { .. }))
+            .expect("sample");
+        if let Event::Escalated { reason: r, .. } = &mut e {
+            *r = reason;
+        }
+        e
+    }
+
+    fn asked(q: &str, self_initiated: bool) -> Event {
+        Event::OperatorAsked {
+            step: 1,
+            question: q.into(),
+            options: vec![],
+            default_assumption: None,
+            self_initiated,
+        }
+    }
+
+    fn answered(a: &str) -> Event {
+        Event::OperatorAnswered {
+            step: 1,
+            answer: a.into(),
+            needed: None,
+            deferred_to_senior: false,
+        }
+    }
+
+    #[test]
+    fn questions_take_their_origin_from_the_escalation_and_their_hit_from_the_answer() {
+        let blockers = [
+            blocker("dup", "First wins."),
+            blocker("case", "Lower case."),
+        ];
+        let events = [
+            escalated(EscalationReason::SelfAsk),
+            asked("what path?", true),
+            answered("I have no further information."),
+            escalated(EscalationReason::Threshold),
+            asked("which duplicate wins?", false),
+            answered("First wins."),
+            escalated(EscalationReason::Stuck),
+            asked("stuck: what now?", false),
+            answered("I have no further information."),
+        ];
+        let q = questions(&events, &blockers);
+        let got: Vec<(Origin, Option<&str>)> =
+            q.iter().map(|a| (a.origin, a.blocker.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                (Origin::Junior, None),
+                (Origin::Judge, Some("dup")),
+                (Origin::Loop, None)
+            ]
+        );
+        let sessions = [
+            ScoredSession {
+                task: "a".into(),
+                registered: 2,
+                asked: q,
+            },
+            ScoredSession {
+                task: "b".into(),
+                registered: 1,
+                asked: vec![],
+            },
+        ];
+        let scores = score(&sessions);
+        let judge = &scores[1];
+        assert_eq!(judge.origin, Origin::Judge);
+        // One question, one blocker hit, three registered.
+        assert_eq!(judge.per_blocker.precision, Some(1.0));
+        assert_eq!(judge.per_blocker.recall, Some(1.0 / 3.0));
+        // Session a hit, session b missed.
+        assert_eq!((judge.per_session.tp, judge.per_session.fn_), (1, 1));
+        let junior = &scores[0];
+        assert_eq!((junior.per_session.fp, junior.per_session.fn_), (1, 1));
+        assert_eq!(junior.per_blocker.f1, Some(0.0));
+        assert!(to_text(&scores, &sessions).contains("dup (judge (B < τ)): which duplicate wins?"));
+    }
+}
