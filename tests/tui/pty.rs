@@ -7,6 +7,7 @@ use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -14,6 +15,12 @@ use crate::agent::support::procs;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_handoff");
+
+/// The binary these tests run: `HANDOFF_TEST_BIN` when set (to show that a test fails
+/// against another build), else [`BIN`].
+pub fn bin() -> PathBuf {
+    std::env::var_os("HANDOFF_TEST_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from)
+}
 
 /// A pty pair, 100x30, before anything runs on it.
 pub struct Pty {
@@ -76,6 +83,8 @@ pub struct Handoff {
     shell: Child,
     input: std::fs::File,
     seen: Arc<Mutex<Vec<u8>>>,
+    /// While set, nothing is read from the terminal, as from one that has stopped.
+    paused: Arc<AtomicBool>,
     reader: JoinHandle<()>,
 }
 
@@ -128,10 +137,16 @@ impl Handoff {
         let input = master.try_clone().expect("dup master");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
+        let paused = Arc::new(AtomicBool::new(false));
+        let pause = Arc::clone(&paused);
         let reader = std::thread::spawn(move || {
             let mut master = master;
             let mut buf = [0u8; 4096];
-            while let Ok(n) = master.read(&mut buf) {
+            loop {
+                while pause.load(Ordering::SeqCst) {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                let Ok(n) = master.read(&mut buf) else { break };
                 if n == 0 {
                     break;
                 }
@@ -144,6 +159,7 @@ impl Handoff {
             shell,
             input,
             seen,
+            paused,
             reader,
         }
     }
@@ -161,6 +177,25 @@ impl Handoff {
             .find(|&p| procs::cmdline(p).starts_with(&*bin))
     }
 
+    /// Stops (`true`) or resumes reading what handoff writes: once the pty's buffers are
+    /// full, handoff's writes to its terminal block.
+    pub fn pause_reading(&self, paused: bool) {
+        self.paused.store(paused, Ordering::SeqCst);
+    }
+
+    /// Sets the terminal's size, as a resized window does (handoff gets SIGWINCH).
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let size = libc::winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ on the pty's master, which this owns, with a local size.
+        let rc = unsafe { libc::ioctl(self.input.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+        assert_eq!(rc, 0, "TIOCSWINSZ");
+    }
+
     /// Types `keys` as the operator would.
     pub fn press(&mut self, keys: &[u8]) {
         self.input.write_all(keys).expect("type into the pty");
@@ -173,8 +208,10 @@ impl Handoff {
             mut shell,
             input,
             seen,
+            paused,
             reader,
         } = self;
+        paused.store(false, Ordering::SeqCst);
         let status = tokio::task::spawn_blocking(move || shell.wait())
             .await
             .expect("join")

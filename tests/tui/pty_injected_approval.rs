@@ -23,7 +23,7 @@ use handoff::demo::script::{confident, reply};
 use handoff::demo::server::Script;
 use serde_json::{Value, json};
 
-use super::pty::{BIN, Handoff, Pty, RunArgs};
+use super::pty::{Handoff, Pty, RunArgs, bin};
 use crate::agent::support::{finish, procs, repo, servers, write_done};
 
 /// How long the write must stay unanswered while the child types.
@@ -175,8 +175,7 @@ async fn a_commands_child_cannot_approve_a_later_call_by_typing_y() {
         eprintln!("skipped: needs python3 and setsid");
         return;
     }
-    let bin =
-        std::env::var_os("HANDOFF_TEST_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
+    let bin = bin();
     let pty = Pty::open();
     let dir = repo(&[("notes.txt", "hi\n"), ("inject.py", INJECTOR)]);
     let command = format!(
