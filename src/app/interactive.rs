@@ -3,6 +3,7 @@
 
 use tokio::sync::mpsc;
 
+use super::stop::Stop;
 use super::wiring::{Prepared, spawn_log};
 use crate::agent::emitter::Emitter;
 use crate::agent::session;
@@ -13,6 +14,9 @@ use crate::tui::{ExitReason, UiOptions};
 pub enum InteractiveError {
     #[error(transparent)]
     Ui(#[from] crate::tui::TuiError),
+    /// Without the handlers a signal would kill handoff with the terminal in raw mode.
+    #[error("cannot take over SIGINT, SIGTERM and SIGHUP to stop the session cleanly: {0}")]
+    Signals(std::io::Error),
     #[error(transparent)]
     Session(#[from] session::SessionError),
 }
@@ -27,8 +31,12 @@ pub struct Left {
 /// Runs a prepared session under the TUI until the operator leaves it.
 ///
 /// Quitting mid-session sends `Command::Quit`: the session ends as `aborted`, and the log is
-/// flushed and closed before this returns, whatever the UI did.
+/// flushed and closed before this returns, whatever the UI did. SIGINT, SIGTERM and SIGHUP
+/// are [`Stop::on_signals_then`]'s, as in `exec`: the first closes the UI and quits the
+/// session, a second one exits at once.
 pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left, InteractiveError> {
+    let stop =
+        Stop::on_signals_then(crate::tui::terminal::restore).map_err(InteractiveError::Signals)?;
     let Prepared {
         setup,
         log_path,
@@ -55,7 +63,7 @@ pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left,
     };
     let emitter = Emitter::new(vec![log_tx, ui_tx, sum_tx]);
     let session = tokio::spawn(session::run(setup, emitter, cmd_rx));
-    let ui = crate::tui::run(ui_rx, cmd_tx.clone(), opts).await;
+    let ui = crate::tui::run(ui_rx, cmd_tx.clone(), opts, stop.shutdown()).await;
     // Whatever ended the UI, the session must end too, so the log is complete.
     let _ = cmd_tx.send(Command::Quit).await;
     drop(cmd_tx);

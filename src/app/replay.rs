@@ -105,13 +105,16 @@ async fn apply(
     Ok(())
 }
 
-/// Runs the TUI over a log: the feeder on its own task, the UI until the operator leaves.
+/// Runs the TUI over a log: the feeder on its own task, the UI until the operator leaves
+/// (or a signal: the same [`super::stop::Stop`] as a session's, a second one exits at once).
 pub async fn run_tui(
     log: PathBuf,
     events: Vec<Stamped>,
     counterfactual: Option<Counterfactual>,
     speed: f64,
-) -> Result<crate::tui::ExitReason, crate::tui::TuiError> {
+) -> Result<crate::tui::ExitReason, super::interactive::InteractiveError> {
+    let stop = super::stop::Stop::on_signals_then(crate::tui::terminal::restore)
+        .map_err(super::interactive::InteractiveError::Signals)?;
     let (event_tx, event_rx) = mpsc::channel(1024);
     let (control_tx, control_rx) = mpsc::channel(64);
     // Nothing in a replay acts on a session; the UI's commands are drained and dropped.
@@ -124,10 +127,10 @@ pub async fn run_tui(
         replay: Some(control_tx),
         counterfactual,
     };
-    let result = crate::tui::run(event_rx, command_tx, opts).await;
+    let result = crate::tui::run(event_rx, command_tx, opts, stop.shutdown()).await;
     feeder.abort();
     drain.abort();
-    result
+    Ok(result?)
 }
 
 /// The re-scored trace as the TUI's second belief line.

@@ -1,20 +1,25 @@
-//! Stopping a headless front end (`exec`, `eval`, the headless demo) on SIGINT, SIGTERM or
+//! Stopping any front end (`exec`, `eval`, `run`, `replay`, the demo) on SIGINT, SIGTERM or
 //! SIGHUP.
 //!
 //! A signal does not end the process: it asks each running session to quit through the
-//! session's own command inbox (`Command::Quit`), the same path the TUI's `q` takes. The
-//! session, the one owner of its state, stops what runs (a `run` command's whole tree is
-//! killed at once), logs `session_ended` with outcome `aborted` and returns; the front end
-//! writes what it has and exits 3 ([`crate::exit::Exit::Aborted`], not the shell's
+//! session's own command inbox (`Command::Quit`), the same path the TUI's `q` takes (the
+//! TUI gets the request as its shutdown future and sends the `Quit` itself). The session,
+//! the one owner of its state, stops what runs (a `run` command's whole tree is killed at
+//! once), logs `session_ended` with outcome `aborted` and returns; the front end writes
+//! what it has and exits 3 ([`crate::exit::Exit::Aborted`], not the shell's
 //! 128+signal: the session did end, as an abort, and its log is complete).
 //!
 //! A second signal is the way out of a session that cannot stop (a request that hangs
-//! before its first byte): every command tree handoff started is killed, and the process
-//! exits 3 at once, with the log cut where it was.
+//! before its first byte, a TUI blocked writing to a terminal that takes no output): every
+//! command tree handoff started is killed, and the process exits 3 at once, with the log
+//! cut where it was.
 
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::Command;
+
+/// How long the second signal's exit waits for the terminal to be given back.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The signal that asked for the stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +56,13 @@ impl Stop {
     /// command tree and exits. Installs the handlers (they replace the default, which
     /// would kill handoff mid-write), so it must run inside the runtime.
     pub fn on_signals() -> std::io::Result<Stop> {
+        Stop::on_signals_then(|| {})
+    }
+
+    /// [`Stop::on_signals`], with `before_exit` run first when the second signal exits: the
+    /// TUI gives the terminal back there, since the exit runs no destructor and the second
+    /// signal may come before the UI has returned.
+    pub fn on_signals_then(before_exit: fn()) -> std::io::Result<Stop> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut int = signal(SignalKind::interrupt())?;
         let mut term = signal(SignalKind::terminate())?;
@@ -59,17 +71,28 @@ impl Stop {
         tokio::spawn(async move {
             let first = next(&mut int, &mut term, &mut hup).await;
             let _ = tx.send(Some(first));
-            // After SIGHUP the terminal may be gone: a failed write is not worth a panic.
-            note(&format!(
-                "{}: stopping (the running command is killed; a second signal exits at once)",
+            // After SIGHUP the terminal may be gone, and a terminal that takes no output
+            // blocks a write: what is said goes through its own thread, so nothing here
+            // waits on the terminal before the second signal can be read.
+            let text = format!(
+                "{}: stopping (a running command is killed; a second signal exits at once)",
                 first.name()
-            ));
+            );
+            std::thread::spawn(move || note(&text));
             let second = next(&mut int, &mut term, &mut hup).await;
-            note(&format!(
+            crate::agent::proctree::kill_every_command();
+            let text = format!(
                 "second signal ({}): exiting without waiting for the session",
                 second.name()
-            ));
-            crate::agent::proctree::kill_every_command();
+            );
+            let (said, heard) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                before_exit();
+                note(&text);
+                let _ = said.send(());
+            });
+            // Giving the terminal back gets a moment, not a veto over the exit.
+            let _ = heard.recv_timeout(LAST_WORDS);
             std::process::exit(i32::from(crate::exit::Exit::Aborted.code()));
         });
         Ok(Stop { rx })
@@ -96,6 +119,14 @@ impl Stop {
         // A full or closed inbox: the session is ending or gone already.
         let _ = commands.send(Command::Quit).await;
         session.await
+    }
+
+    /// [`Stop::requested`] as an owned future, for a front end that takes one (the TUI).
+    pub fn shutdown(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let stop = self.clone();
+        Box::pin(async move {
+            stop.requested().await;
+        })
     }
 
     /// Resolves when a stop is requested (never, for [`Stop::never`]).

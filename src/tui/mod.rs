@@ -43,7 +43,7 @@ mod snapshot_tests;
 
 pub use competence::{Counterfactual, CounterfactualPoint};
 pub use intent::{Action, ExitReason, ReplayControl, UiOptions};
-pub use run::run;
+pub use run::{Shutdown, run};
 pub use state::AppState;
 
 /// Why the UI could not keep running.
@@ -55,8 +55,4 @@ pub enum TuiError {
     /// Drawing through the backend failed.
     #[error("drawing failed: {0}")]
     Draw(String),
-    /// SIGINT/SIGTERM handlers could not be installed, so the terminal could not be
-    /// guaranteed to be restored on a signal.
-    #[error("cannot install the signal handlers: {0}")]
-    Signal(std::io::Error),
 }

@@ -21,7 +21,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::TuiError;
 use super::intent::{Action, ExitReason, UiOptions};
 use super::state::AppState;
-use super::terminal::{TerminalGuard, shutdown_signal};
+use super::terminal::TerminalGuard;
 use super::ui;
 use crate::protocol::{Command, Stamped};
 
@@ -30,16 +30,22 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// Most events applied before a frame is allowed, so a flood cannot starve input.
 const BATCH: usize = 4096;
 
-/// Runs the UI in the terminal until the operator quits or a signal arrives.
+/// Resolves when the program is asked to stop (SIGINT, SIGTERM, SIGHUP): the UI then
+/// returns [`ExitReason::Signal`], telling a running session to quit. The caller owns the
+/// signals, so one mechanism stops every front end (and a second signal exits at once).
+pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Runs the UI in the terminal until the operator quits or `shutdown` resolves.
 ///
 /// Events come from the agent loop (or a replay feeder); commands go back to it. The
-/// terminal is restored however this returns.
+/// terminal is restored however this returns. `shutdown` must be listening before this
+/// is called, so a signal can never leave the terminal in raw mode.
 pub async fn run(
     events: Receiver<Stamped>,
     commands: Sender<Command>,
     opts: UiOptions,
+    shutdown: Shutdown,
 ) -> Result<ExitReason, TuiError> {
-    let shutdown = shutdown_signal()?;
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let result = drive(
@@ -66,7 +72,7 @@ pub async fn drive<B, I, F>(
     commands: Sender<Command>,
     opts: UiOptions,
     init: F,
-    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+    shutdown: Shutdown,
 ) -> Result<ExitReason, TuiError>
 where
     B: Backend,

@@ -1,12 +1,11 @@
 //! Owning the terminal: raw mode and the alternate screen, always given back.
 //!
 //! The guard restores on drop (normal exit and errors), the panic hook restores before the
-//! panic message is printed (so it is readable), and the run loop restores on SIGINT,
-//! SIGTERM and SIGHUP by returning, which drops the guard.
+//! panic message is printed (so it is readable), and the run loop restores on a stop (the
+//! caller's shutdown future: SIGINT, SIGTERM and SIGHUP) by returning, which drops the
+//! guard.
 
-use std::future::Future;
 use std::io::{self, Write};
-use std::pin::Pin;
 use std::sync::Once;
 
 use crossterm::cursor::{Hide, Show};
@@ -14,8 +13,6 @@ use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
-
-use super::TuiError;
 
 /// Raw mode and the alternate screen for as long as this lives.
 #[derive(Debug)]
@@ -62,32 +59,4 @@ fn install_panic_hook() {
             previous(info);
         }));
     });
-}
-
-/// A future that resolves on SIGINT, SIGTERM or SIGHUP, installed before the terminal is
-/// taken so a signal can never leave it in raw mode: the run loop returns on it, the guard
-/// restores, and the session is told to quit (its running command is killed at once).
-/// SIGHUP is what closing the terminal sends; it is a stop like SIGTERM (writing the
-/// restore to a terminal that is gone fails quietly).
-pub fn shutdown_signal() -> Result<Pin<Box<dyn Future<Output = ()> + Send>>, TuiError> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).map_err(TuiError::Signal)?;
-        let mut int = signal(SignalKind::interrupt()).map_err(TuiError::Signal)?;
-        let mut hup = signal(SignalKind::hangup()).map_err(TuiError::Signal)?;
-        Ok(Box::pin(async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-                _ = hup.recv() => {}
-            }
-        }))
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(Box::pin(async {
-            let _ = tokio::signal::ctrl_c().await;
-        }))
-    }
 }

@@ -8,6 +8,7 @@ use std::process::Stdio;
 use handoff::demo::server::{Script, ScriptedServer};
 
 use crate::agent::support::one_command;
+use crate::tui::pty::{BIN, Handoff, Pty};
 
 const KEY_VAR: &str = "HANDOFF_TEST_ESCAPE_KEY";
 const KEY: &str = "sk-escape-SECRET-8f2c91d0";
@@ -195,66 +196,21 @@ async fn a_command_cannot_type_into_the_users_terminal() {
     std::fs::write(&cfg_path, toml::to_string(&cfg).expect("toml")).expect("config");
     let log = work.path().join("s.jsonl");
 
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty fills two descriptors; the name and termios arguments are null.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    use std::os::fd::FromRawFd as _;
-    // SAFETY: fresh descriptors from openpty, owned here.
-    let (master, slave) = unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            std::os::fd::OwnedFd::from_raw_fd(slave),
-        )
-    };
-    let stdio = || -> Stdio { Stdio::from(slave.try_clone().expect("dup")) };
-    // `setsid -c` makes the pty handoff's controlling terminal, as a shell would; `sh`
-    // stays in between so the test process is not handoff's parent.
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("setsid -w -c \"$@\"; true")
-        .arg("sh")
-        .arg(env!("CARGO_BIN_EXE_handoff"))
-        .args(["exec", "--repo"])
-        .arg(dir.path())
-        .arg("--config")
-        .arg(&cfg_path)
-        .arg("--log")
-        .arg(&log)
-        .arg("type something")
-        .stdin(stdio())
-        .stdout(stdio())
-        .stderr(stdio())
-        .spawn()
-        .expect("spawn");
-    drop(slave);
-    let reader = std::thread::spawn(move || {
-        use std::io::Read as _;
-        let mut master = master;
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&seen).into_owned()
-    });
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .expect("join")
-        .expect("wait");
-    assert!(status.success());
-    let seen = reader.join().expect("reader");
+    let argv: [&std::ffi::OsStr; 8] = [
+        "exec".as_ref(),
+        "--repo".as_ref(),
+        dir.path().as_os_str(),
+        "--config".as_ref(),
+        cfg_path.as_os_str(),
+        "--log".as_ref(),
+        log.as_os_str(),
+        "type something".as_ref(),
+    ];
+    let ended = Handoff::spawn(Pty::open(), BIN.as_ref(), &argv, work.path())
+        .finish()
+        .await;
+    assert_eq!(ended.code, Some(0), "{}", ended.screen);
+    let seen = ended.screen;
     let text = std::fs::read_to_string(&log).expect("log");
     assert!(
         text.contains("no tty"),

@@ -1,18 +1,18 @@
 //! Leaving `handoff run` while a command runs (the review's M7, and SIGHUP from M6), in a
 //! real pty this test owns: `q` then `y`, SIGINT, SIGTERM and SIGHUP each end the process
 //! within a few seconds, not when the 30 s command ends; the command's tree is killed, the
-//! log ends `session_ended: aborted`, and the terminal leaves the alternate screen.
+//! log ends `session_ended: aborted`, and the terminal leaves the alternate screen. When
+//! the first signal cannot end the TUI (its terminal takes no more output), a second one
+//! does, as in `exec`.
 
-use std::io::{Read as _, Write as _};
-use std::os::fd::{FromRawFd as _, OwnedFd};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use handoff::demo::server::{Script, ScriptedServer};
 use handoff::protocol::{Event, Outcome};
 
+use super::pty::{Handoff, Pty, RunArgs, bin};
 use crate::agent::support::{config, one_command, procs, read_log, repo, servers, write_config};
-
-const BIN: &str = env!("CARGO_BIN_EXE_handoff");
 
 /// Leaves the alternate screen (what the terminal guard writes when it restores).
 const LEAVE_ALTERNATE: &str = "\x1b[?1049l";
@@ -24,119 +24,83 @@ enum Leave {
     Signal(i32),
 }
 
-/// A pty pair, 100x30, as `(master, slave)`.
-fn pty() -> (std::fs::File, OwnedFd) {
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 30,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty fills two descriptors; the name and termios arguments are null and
-    // the window size is a local.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    // SAFETY: fresh descriptors from openpty, owned here.
-    unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            OwnedFd::from_raw_fd(slave),
-        )
-    }
+/// `handoff run` on a pty while its junior's one command, `sleep 30`, runs.
+struct Sleeping {
+    tui: Handoff,
+    handoff: i32,
+    sleeper: i32,
+    log: PathBuf,
+    _kept: (
+        ScriptedServer,
+        ScriptedServer,
+        tempfile::TempDir,
+        tempfile::TempDir,
+    ),
 }
 
-async fn leave_while_a_command_runs(how: Leave) {
-    let (j, s) = servers(
-        one_command("sleep 30"),
-        handoff::demo::server::Script::new(vec![]),
-    )
-    .await;
+async fn start_sleeping() -> Sleeping {
+    let (j, s) = servers(one_command("sleep 30"), Script::new(vec![])).await;
     let home = tempfile::tempdir().expect("home");
     let cfg = write_config(home.path(), &config(&j, &s));
     let dir = repo(&[("notes.txt", "hi\n")]);
     let log = home.path().join("s.jsonl");
-    let (master, slave) = pty();
-    let stdio = || -> Stdio { Stdio::from(slave.try_clone().expect("dup")) };
-    // `setsid -c` makes the pty handoff's controlling terminal, as a login shell would;
-    // `sh` stays in between, so handoff is not this test's child.
-    let mut shell = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("setsid -w -c \"$@\"; true")
-        .arg("sh")
-        .arg(BIN)
-        .arg("run")
-        .arg("--repo")
-        .arg(dir.path())
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--log")
-        .arg(&log)
-        .arg("sleep a while")
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("TERM", "xterm-256color")
-        .stdin(stdio())
-        .stdout(stdio())
-        .stderr(stdio())
-        .spawn()
-        .expect("spawn");
-    drop(slave);
-    let mut input = master.try_clone().expect("dup master");
-    let reader = std::thread::spawn(move || {
-        let mut master = master;
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&seen).into_owned()
-    });
-    let shell_pid = i32::try_from(shell.id()).expect("pid");
-    let sleeper = procs::wait_for_descendant(shell_pid, "sleep 30", Duration::from_secs(30))
+    let args = RunArgs {
+        repo: dir.path(),
+        config: &cfg,
+        log: &log,
+        task: "sleep a while",
+        home: home.path(),
+    };
+    let bin = bin();
+    let tui = Handoff::run(Pty::open(), &bin, &args);
+    let sleeper = procs::wait_for_descendant(tui.shell_pid(), "sleep 30", Duration::from_secs(30))
         .await
-        .unwrap_or_else(|| panic!("{how:?}: the command never started"));
-    let handoff = procs::descendants(shell_pid)
-        .into_iter()
-        .find(|&p| procs::cmdline(p).starts_with(BIN))
-        .expect("handoff's pid");
+        .expect("the command never started");
+    let handoff = tui.handoff_pid(&bin).expect("handoff's pid");
+    Sleeping {
+        tui,
+        handoff,
+        sleeper,
+        log,
+        _kept: (j, s, home, dir),
+    }
+}
+
+/// How long after `start` `pid` was gone, if it went within 10 s.
+async fn exit_of(pid: i32, start: Instant) -> Option<Duration> {
+    while start.elapsed() < Duration::from_secs(10) {
+        if !procs::alive(pid) {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
+async fn leave_while_a_command_runs(how: Leave) {
+    let Sleeping {
+        mut tui,
+        handoff,
+        sleeper,
+        log,
+        _kept,
+    } = start_sleeping().await;
     let start = Instant::now();
     match how {
         Leave::Keys => {
-            input.write_all(b"q").expect("q");
+            tui.press(b"q");
             tokio::time::sleep(Duration::from_millis(300)).await;
-            input.write_all(b"y").expect("y");
+            tui.press(b"y");
         }
         // SAFETY: kill(2) on the handoff this test started.
         Leave::Signal(signal) => unsafe {
             libc::kill(handoff, signal);
         },
     }
-    let exited = loop {
-        if !procs::alive(handoff) {
-            break Some(start.elapsed());
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            break None;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let exited = exit_of(handoff, start).await;
     let orphaned = procs::alive(sleeper);
     procs::kill_all(&[sleeper, handoff]);
-    let _ = tokio::task::spawn_blocking(move || shell.wait()).await;
-    drop(input);
-    let seen = reader.join().expect("reader");
+    let seen = tui.finish().await.screen;
     let took = exited.unwrap_or_else(|| panic!("{how:?}: handoff still ran 10 s later"));
     assert!(
         took < Duration::from_secs(3),
@@ -165,4 +129,46 @@ async fn sigint_sigterm_and_sighup_end_the_tui_at_once() {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         leave_while_a_command_runs(Leave::Signal(signal)).await;
     }
+}
+
+/// The TUI blocks drawing to a terminal that takes no more output (nothing reads the pty,
+/// as with a stalled connection), so the first SIGINT cannot end it; the second kills the
+/// command and exits 3 at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_sigint_ends_a_tui_whose_terminal_takes_no_output() {
+    let Sleeping {
+        tui,
+        handoff,
+        sleeper,
+        _kept,
+        ..
+    } = start_sleeping().await;
+    // Each resize is a whole redraw; a few hundred kilobytes fill the pty's buffers.
+    tui.pause_reading(true);
+    for i in 0..200 {
+        tui.resize(if i % 2 == 0 { 101 } else { 100 }, 30);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // SAFETY: kill(2) on the handoff this test started.
+    unsafe { libc::kill(handoff, libc::SIGINT) };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let held = procs::alive(handoff);
+    let start = Instant::now();
+    // SAFETY: as above.
+    unsafe { libc::kill(handoff, libc::SIGINT) };
+    let exited = exit_of(handoff, start).await;
+    let orphaned = procs::alive(sleeper);
+    procs::kill_all(&[sleeper, handoff]);
+    let ended = tui.finish().await;
+    assert!(
+        held,
+        "the first SIGINT ended handoff: its terminal never filled, so this tested nothing"
+    );
+    let took = exited.expect("a second SIGINT did not end handoff within 10 s");
+    assert!(
+        took < Duration::from_secs(3),
+        "handoff took {took:?} to exit after the second SIGINT"
+    );
+    assert_eq!(ended.code, Some(3), "the second signal's exit code");
+    assert!(!orphaned, "`sleep 30` outlived handoff");
 }
