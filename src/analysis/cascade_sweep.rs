@@ -191,6 +191,51 @@ pub fn run(
     })
 }
 
+/// The live check of the streaming policy at constant `tau`: the offline decisions over the
+/// paired logs against live cascade sessions of the same tasks (`live`, by task id).
+pub fn live_check(
+    juniors: &BTreeMap<String, Vec<Event>>,
+    seniors: &BTreeMap<String, Vec<Event>>,
+    live: &BTreeMap<String, Vec<Event>>,
+    tau: f64,
+    config: &Config,
+    ratio: f64,
+) -> Result<super::cascade_live::LiveCheck, CascadeError> {
+    let junior_runs = juniors
+        .iter()
+        .map(|(t, e)| (t.clone(), JuniorRun::from_events(e)))
+        .collect();
+    let senior_runs = seniors
+        .iter()
+        .map(|(t, e)| (t.clone(), SeniorRun::from_events(e)))
+        .collect();
+    let (pairs, _) = cascade::pair(junior_runs, senior_runs);
+    let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
+    let judge = judge_for(&c)?;
+    let predicted: Vec<(cascade::Decision, Option<u64>)> = pairs
+        .iter()
+        .map(|pair| {
+            let events = juniors.get(&pair.task).map_or(&[][..], Vec::as_slice);
+            let r = rescore(events.iter(), judge.clone(), config.policy.cooldown_steps);
+            let by_judge = r.escalations.first().copied();
+            let decision = cascade::streaming(pair, by_judge);
+            let tick = if decision.by_loop {
+                pair.junior.loop_handoff
+            } else {
+                by_judge
+            };
+            (decision, tick)
+        })
+        .collect();
+    let runs = live
+        .iter()
+        .map(|(t, e)| (t.clone(), super::cascade_live::LiveRun::from_events(e)))
+        .collect();
+    Ok(super::cascade_live::check(
+        tau, &pairs, &predicted, &runs, ratio,
+    ))
+}
+
 /// Streaming and post-hoc decisions of one judge: the first hand-off (the judge's or the
 /// loop's), and whether the belief at the end is below `tau`.
 fn judged(

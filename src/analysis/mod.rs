@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod cascade;
+pub mod cascade_live;
 pub mod cascade_sweep;
 pub mod csv;
 pub mod discrimination;

@@ -23,6 +23,10 @@ pub struct Args {
     /// Senior tokens × this = junior-token equivalents (default 1.54 B / 0.49 B).
     #[arg(long)]
     ratio: Option<f64>,
+    /// A live cascade run of the streaming policy at constant τ, to check the offline
+    /// assumption against: `TAU=DIR` (eval output or log directory; repeatable).
+    #[arg(long, value_name = "TAU=DIR")]
+    live: Vec<String>,
     /// Write cascade.json, cascade.txt and the frontier plots (SVG) into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -50,21 +54,52 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (seniors, senior_skipped) = cascade_sweep::load_logs(&args.senior).map_err(bad_input)?;
     warn_all(&junior_skipped);
     warn_all(&senior_skipped);
+    let ratio = sweep.ratio;
     let experiment = cascade_sweep::run(&juniors, &seniors, &config, sweep).map_err(bad_input)?;
+    let mut live = Vec::new();
+    for spec in &args.live {
+        let (tau, dir) = spec
+            .split_once('=')
+            .and_then(|(t, d)| Some((t.trim().parse::<f64>().ok()?, PathBuf::from(d))))
+            .filter(|(t, _)| t.is_finite() && (0.0..=1.0).contains(t))
+            .ok_or_else(|| {
+                bad_input(anyhow::anyhow!(
+                    "--live {spec}: expected TAU=DIR with TAU in [0, 1], e.g. 0.5=runs/tau-0.5"
+                ))
+            })?;
+        let (logs, skipped) = cascade_sweep::load_logs(&[dir]).map_err(bad_input)?;
+        warn_all(&skipped);
+        live.push(
+            cascade_sweep::live_check(&juniors, &seniors, &logs, tau, &config, ratio)
+                .map_err(bad_input)?,
+        );
+    }
+    let text = || experiment.to_text() + &live.iter().map(|c| c.to_text()).collect::<String>();
+    let output = Output {
+        experiment: &experiment,
+        live: &live,
+    };
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let json = serde_json::to_string_pretty(&experiment).context("encoding the result")?;
+        let json = serde_json::to_string_pretty(&output).context("encoding the result")?;
         std::fs::write(dir.join("cascade.json"), json + "\n")
             .with_context(|| format!("writing {}", dir.join("cascade.json").display()))?;
-        std::fs::write(dir.join("cascade.txt"), experiment.to_text())
+        std::fs::write(dir.join("cascade.txt"), text())
             .with_context(|| format!("writing {}", dir.join("cascade.txt").display()))?;
         for (name, input_too) in [("cascade-all.svg", true), ("cascade-out.svg", false)] {
             crate::analysis::plot::cascade(&dir.join(name), &experiment.points, input_too)
                 .context("drawing the frontiers")?;
         }
     }
-    emit(args.json.json, Shape::Document, &experiment, || {
-        experiment.to_text()
-    })?;
+    emit(args.json.json, Shape::Document, &output, text)?;
     Ok(Exit::Success)
+}
+
+/// What `eval cascade` prints and writes: the experiment, and the live checks when asked.
+#[derive(serde::Serialize)]
+struct Output<'a> {
+    #[serde(flatten)]
+    experiment: &'a cascade_sweep::Experiment,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    live: &'a [crate::analysis::cascade_live::LiveCheck],
 }
