@@ -6,4 +6,5 @@ mod hidden;
 mod humaneval;
 mod judge;
 mod runs;
+mod schedule;
 mod shard;
