@@ -8,8 +8,8 @@
 //! "why" of an escalation).
 
 use crate::competence::{
-    Calibration, Judge, Observation, Reading, RouteCost, StepFacts, StopCosts, Threshold,
-    TokenSignals,
+    Calibration, Judge, Observation, OptimalSchedule, Reading, RouteCost, StepFacts, StopCosts,
+    Threshold, TokenSignals,
 };
 use crate::config::{Config, ModelConfig, RouteMode, ThresholdKind};
 use crate::protocol::{Alternative, EscalationReason, Event, EvidenceTerm, Route, SignalKind};
@@ -76,39 +76,12 @@ impl SessionJudge {
         config: &Config,
         calibration: Calibration,
     ) -> Result<SessionJudge, JudgeError> {
-        let c = &config.costs;
-        let senior = RouteCost {
-            gamma: c.gamma_senior,
-            p_success: c.p_senior,
-        };
-        let operator = RouteCost {
-            gamma: c.gamma_operator,
-            p_success: c.p_operator,
-        };
-        let costs = match config.policy.route {
-            RouteMode::Senior => StopCosts {
-                kappa: c.kappa,
-                loss: c.loss,
-                route: senior,
-            },
-            RouteMode::Operator => StopCosts {
-                kappa: c.kappa,
-                loss: c.loss,
-                route: operator,
-            },
-            RouteMode::Triage => StopCosts::triage(c.kappa, c.loss, senior, operator),
-        };
+        let costs = stop_costs(config);
         let horizon = config.agent.token_budget;
         let threshold = match config.policy.threshold {
             ThresholdKind::Constant => Threshold::Constant(config.policy.constant),
             ThresholdKind::Myopic => Threshold::Myopic { costs, horizon },
-            ThresholdKind::Optimal => {
-                let stride = u64::from(config.policy.schedule_stride);
-                calibration
-                    .optimal_schedule(costs, horizon, stride, TOKENS_PER_STEP)
-                    .map_err(|e| JudgeError::Schedule(e.to_string()))?
-                    .into_threshold()
-            }
+            ThresholdKind::Optimal => token_clock_schedule(config, &calibration)?.into_threshold(),
         };
         let shadow_route = match config.policy.route {
             RouteMode::Operator => Route::Operator,
@@ -261,6 +234,52 @@ impl SessionJudge {
             self.step_value[i] = t.value;
         }
     }
+}
+
+/// The stopping problem's costs as configured: κ, L and the route in force (the cheaper
+/// of the two under triage).
+pub fn stop_costs(config: &Config) -> StopCosts {
+    let c = &config.costs;
+    let senior = RouteCost {
+        gamma: c.gamma_senior,
+        p_success: c.p_senior,
+    };
+    let operator = RouteCost {
+        gamma: c.gamma_operator,
+        p_success: c.p_operator,
+    };
+    match config.policy.route {
+        RouteMode::Senior => StopCosts {
+            kappa: c.kappa,
+            loss: c.loss,
+            route: senior,
+        },
+        RouteMode::Operator => StopCosts {
+            kappa: c.kappa,
+            loss: c.loss,
+            route: operator,
+        },
+        RouteMode::Triage => StopCosts::triage(c.kappa, c.loss, senior, operator),
+    }
+}
+
+/// The token-clock optimal schedule `threshold = "optimal"` runs: the calibration's own
+/// per-tick law over the token budget, solved every `policy.schedule_stride` ticks. Its
+/// V₀ is what that plan predicts a session costs (`handoff schedule` sets it beside the
+/// cost its policy realises on logs).
+pub fn token_clock_schedule(
+    config: &Config,
+    calibration: &Calibration,
+) -> Result<OptimalSchedule, JudgeError> {
+    let stride = u64::from(config.policy.schedule_stride);
+    calibration
+        .optimal_schedule(
+            stop_costs(config),
+            config.agent.token_budget,
+            stride,
+            TOKENS_PER_STEP,
+        )
+        .map_err(|e| JudgeError::Schedule(e.to_string()))
 }
 
 /// The calibration the config names (its file), or the built-in prior. `doctor` reads it

@@ -12,6 +12,9 @@ pub mod plot;
 pub mod replay;
 pub mod report;
 pub mod rescore;
+pub mod schedule_paths;
+pub mod schedule_plan;
+pub mod schedule_returns;
 
 use std::path::Path;
 

@@ -19,6 +19,7 @@ mod replay;
 mod report;
 mod restore;
 mod run;
+mod schedule;
 mod sessions;
 mod simulate;
 
@@ -76,6 +77,9 @@ enum Command {
     Report(report::Args),
     /// Fit the judge on logged sessions and score it on held-out ones.
     Calibrate(calibrate::Args),
+    /// Plan the threshold schedule on logged shadow sessions (decision points at junior
+    /// step ends) and set its predicted cost beside what it costs on held-out tasks.
+    Schedule(schedule::Args),
     /// Show a logged session again; with --calibration/--policy, judge it again too.
     Replay(replay::Args),
     /// Show what a session changed: one step, or the whole session, from its checkpoints.
@@ -111,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Simulate(a) => simulate::run(a),
         Command::Report(a) => report::run(a),
         Command::Calibrate(a) => calibrate::run(a),
+        Command::Schedule(a) => schedule::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Restore(a) => restore::run(a),

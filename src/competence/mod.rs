@@ -12,6 +12,8 @@
 //! - [`trajectory`], [`mod@fit`]: labelled sessions, scoring and fitting;
 //! - [`threshold`], [`law`], [`dp`]: constant and myopic thresholds, evidence laws, the
 //!   optimal schedule;
+//! - [`step_process`], [`step_dp`]: the process at junior step ends as logged sessions show
+//!   it, and the step-clock schedule solved on it;
 //! - [`gate`]: the escalation rule (below τ, cooldown, shadow, once per hand-off).
 
 pub mod belief;
@@ -31,6 +33,8 @@ mod prior;
 pub mod repeats;
 pub mod schedule;
 pub mod signals;
+pub mod step_dp;
+pub mod step_process;
 pub mod threshold;
 pub mod trajectory;
 
@@ -52,6 +56,8 @@ pub use law::{LlrAtom, LlrLaw};
 pub use likelihood::Likelihood;
 pub use prior::PRIOR_SUCCESS_RATE;
 pub use signals::{TokenSignals, token_signals};
+pub use step_dp::{StepCosts, StepSchedule, schedule_value, solve_steps};
+pub use step_process::{DecisionPath, Ending, ProcessOptions, StepProcess};
 pub use threshold::{RouteCost, StopCosts, Threshold, myopic};
 pub use trajectory::Trajectory;
 

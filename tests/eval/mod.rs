@@ -7,4 +7,5 @@ mod hidden;
 mod humaneval;
 mod judge;
 mod runs;
+mod schedule;
 mod shard;
