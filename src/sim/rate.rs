@@ -85,6 +85,9 @@ pub fn power_fit(points: &[(f64, f64)]) -> Option<PowerFit> {
     })
 }
 
+/// A rate fitted on one seed's (n, y) points.
+type RateFit = dyn Fn(&[(f64, f64)]) -> Option<f64>;
+
 /// One training-set size over seeds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RateRow {
@@ -129,7 +132,7 @@ impl Rate {
                 })
             })
             .collect();
-        let fitted = |f: &dyn Fn(&[(f64, f64)]) -> Option<f64>, y: fn(&SampleRow) -> f64| {
+        let fitted = |f: &RateFit, y: fn(&SampleRow) -> f64| {
             Spread::of(
                 &per_seed
                     .iter()
