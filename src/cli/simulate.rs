@@ -14,9 +14,17 @@ use crate::sim::World;
 pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Queries drawn for the study.
+    /// Queries drawn for the study (per seed and world).
     #[arg(long, default_value_t = 40_000)]
     queries: usize,
+    /// Repeat the study on seeds SEED, SEED+1, … and report 95% t intervals across them
+    /// (20 for the README's study).
+    #[arg(long, default_value_t = 1)]
+    seeds: usize,
+    /// Draws per seed and world on which the swept baselines are tuned (scored on
+    /// --queries fresh ones).
+    #[arg(long, default_value_t = 10_000)]
+    tuning_queries: usize,
     #[command(flatten)]
     json: JsonArg,
     /// Write SVG plots (frontier, contamination, sample complexity) into DIR.
@@ -119,6 +127,8 @@ fn study(world: &World, args: &Args) -> anyhow::Result<Exit> {
     let options = crate::sim::StudyOptions {
         seed: args.seed,
         queries: args.queries,
+        seeds: args.seeds,
+        tuning_queries: args.tuning_queries,
         ..crate::sim::StudyOptions::default()
     };
     let bar = crate::sim::progress_bar(0, "simulating");

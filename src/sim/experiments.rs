@@ -1,5 +1,6 @@
-//! The three experiments of the study: the cost–accuracy frontier of every policy, the
-//! effect of "confidently wrong" contamination, and the sample complexity of a learned
+//! The experiments of the study, over seeds: every policy in every world of the
+//! falsification study ([`super::falsify`]), the effect of "confidently wrong"
+//! contamination on the optimal policy (first seed), and the sample complexity of a learned
 //! judge.
 
 use std::collections::BTreeMap;
@@ -7,14 +8,15 @@ use std::collections::BTreeMap;
 use indicatif::ProgressBar;
 
 use super::SimError;
-use super::policies::{PolicyPoint, first_below, posthoc, raw_signal_rule, score};
-use super::report::{ContaminationRow, Params, SampleRow, Slope, Study, log_log_slope};
+use super::across_seeds::{Falsification, INTERVAL, cost_levels, summarise};
+use super::falsify::{Planned, RunSize, WorldRun, optimal_tau, run_world};
+use super::policies::{PolicyPoint, first_below, score};
+use super::rate::{Rate, log_log_slope, power_fit};
+use super::report::{ContaminationRow, Params, SampleRow, Slope, Study};
+use super::scenario::Scenario;
 use super::world::{BeliefPaths, Draws, World};
 use crate::competence::law::DEFAULT_LAW_ATOMS;
-use crate::competence::{
-    Belief, Calibration, DpSpec, FitOptions, LlrLaw, MapKind, Observation, StopCosts, fit, myopic,
-    solve,
-};
+use crate::competence::{Belief, Calibration, FitOptions, MapKind, Observation, fit};
 
 /// Random streams: the main draws, the evaluation set, and one per training set.
 const MAIN_STREAM: u64 = 0;
@@ -34,6 +36,14 @@ pub struct StudyOptions {
     pub eval_queries: usize,
     /// Independent training sets per n, averaged (one fit is a noisy measurement).
     pub repeats: usize,
+    /// Seeds `seed`, `seed + 1`, …: every experiment but contamination is repeated on each,
+    /// and the study reports across-seed means with t intervals.
+    pub seeds: usize,
+    /// Draws per seed and world on which swept baselines are tuned (scored on `queries`
+    /// fresh ones).
+    pub tuning_queries: usize,
+    /// The worlds of the falsification study.
+    pub scenarios: Vec<Scenario>,
 }
 
 impl Default for StudyOptions {
@@ -45,24 +55,11 @@ impl Default for StudyOptions {
             sample_sizes: vec![50, 100, 200, 500, 1000, 2000, 5000],
             eval_queries: 10_000,
             repeats: 4,
+            seeds: 1,
+            tuning_queries: 10_000,
+            scenarios: Scenario::standard(),
         }
     }
-}
-
-/// The grid of the threshold sweeps (τ and θ from 0 to 1).
-fn unit_sweep() -> impl Iterator<Item = f64> {
-    (0..=50).map(|i| f64::from(i) / 50.0)
-}
-
-/// Losses L swept to trace the frontiers of the cost-aware policies: from "never worth
-/// escalating" to "accuracy at almost any price", geometric.
-fn loss_sweep(costs: &StopCosts) -> Vec<f64> {
-    let low = 0.2 * costs.route.gamma.max(costs.kappa).max(1e-6);
-    let high = 500.0 * low;
-    let steps = 60;
-    (0..=steps)
-        .map(|i| low * (high / low).powf(f64::from(i) / f64::from(steps)))
-        .collect()
 }
 
 /// Histogram bins for a judge fitted on n trajectories: growing like √n, so that the
@@ -84,31 +81,6 @@ fn fit_options(n: usize) -> FitOptions {
         map: MapKind::Identity,
         ..FitOptions::default()
     }
-}
-
-/// The optimal schedule τ*_t for the given costs under a per-tick law.
-fn optimal_tau(law: &LlrLaw, costs: StopCosts, horizon: u32) -> Result<Vec<f64>, SimError> {
-    let spec = DpSpec {
-        costs,
-        horizon: u64::from(horizon),
-        grid_points: 1001,
-        stride: 1,
-    };
-    Ok(solve(law, &spec)
-        .map_err(|e| SimError::Invalid(e.to_string()))?
-        .tau)
-}
-
-fn with_loss(costs: StopCosts, loss: f64) -> StopCosts {
-    StopCosts { loss, ..costs }
-}
-
-/// The policy that minimises the objective among a sweep's points (ties: the first).
-fn best(points: &[PolicyPoint]) -> Option<PolicyPoint> {
-    points
-        .iter()
-        .min_by(|a, b| a.objective.total_cmp(&b.objective))
-        .cloned()
 }
 
 fn frontier(points: &[PolicyPoint]) -> Vec<[f64; 2]> {
@@ -171,6 +143,52 @@ fn learned_judge(
     Ok((belief_error, deployed.objective))
 }
 
+/// The sample-complexity experiment on one seed: belief error and regret per n.
+fn sample_complexity(
+    world: &World,
+    options: &StudyOptions,
+    seed: u64,
+    tau: &[f64],
+    progress: &ProgressBar,
+) -> Result<Vec<SampleRow>, SimError> {
+    let eval_n = options.eval_queries.clamp(1, options.queries);
+    let eval = world.draw(seed, EVAL_STREAM, eval_n, 0.0)?;
+    let eval_paths = eval.true_beliefs(world);
+    let truth = score(world, &eval, "optimal", |i| {
+        first_below(eval_paths.path(i), |t| tau[t])
+    });
+    let mut rows = Vec::new();
+    let repeats = options.repeats.max(1);
+    for (k, &n) in options.sample_sizes.iter().enumerate() {
+        let (mut belief_error, mut regret) = (0.0, 0.0);
+        for r in 0..repeats {
+            let stream = TRAIN_STREAM + (k * 64 + r) as u64;
+            let (e, g) = learned_judge(world, n, seed, stream, &eval, &eval_paths)?;
+            belief_error += e / repeats as f64;
+            regret += (g - truth.objective) / repeats as f64;
+        }
+        rows.push(SampleRow {
+            n,
+            belief_error,
+            regret,
+        });
+        progress.inc(1);
+    }
+    Ok(rows)
+}
+
+/// (n, y) pairs of one seed's rows.
+fn points(rows: &[SampleRow], f: fn(&SampleRow) -> f64) -> Vec<(f64, f64)> {
+    rows.iter().map(|r| (r.n as f64, f(r))).collect()
+}
+
+/// The seeds of a run: `seed`, `seed + 1`, … (`seeds` of them, at least one).
+pub fn seed_list(options: &StudyOptions) -> Vec<u64> {
+    (0..options.seeds.max(1) as u64)
+        .map(|k| options.seed.wrapping_add(k))
+        .collect()
+}
+
 /// Runs the whole study.
 pub fn run(
     world: &World,
@@ -183,79 +201,52 @@ pub fn run(
             "the study needs at least one query".into(),
         ));
     }
-    let costs = world.costs;
     let law = world.llr_law()?;
-    let sweep_len = 2 * 61 + options.rhos.len() + options.sample_sizes.len() + 1;
-    progress.set_length(sweep_len as u64);
-
-    let draws = world.draw(options.seed, MAIN_STREAM, options.queries, 0.0)?;
-    let paths = draws.true_beliefs(world);
-    let y = |i: usize| draws.queries[i].success;
+    let seeds = seed_list(options);
+    let scenarios = &options.scenarios;
+    progress.set_length(
+        (1 + options.rhos.len() + seeds.len() * (scenarios.len() + options.sample_sizes.len()))
+            as u64,
+    );
+    let planned = Planned::new(world, &law)?;
     progress.inc(1);
-
-    let mut policies = vec![
-        score(world, &draws, "never", |_| None),
-        score(world, &draws, "always", |_| Some(0)),
-        score(world, &draws, "oracle", |i| (!y(i)).then_some(0)),
-    ];
-    let mut frontiers = BTreeMap::new();
-
-    let posthoc_sweep: Vec<PolicyPoint> = unit_sweep()
-        .map(|tau| score(world, &draws, "posthoc", |i| posthoc(&paths, i, tau)))
-        .collect();
-    let fixed_sweep: Vec<PolicyPoint> = unit_sweep()
-        .map(|theta| {
-            score(world, &draws, "fixed_rule", |i| {
-                raw_signal_rule(world, &draws, i, theta)
-            })
-        })
-        .collect();
-    let constant_sweep: Vec<PolicyPoint> = unit_sweep()
-        .map(|tau| {
-            score(world, &draws, "constant", |i| {
-                first_below(paths.path(i), |_| tau)
-            })
-        })
-        .collect();
-    let mut myopic_sweep = Vec::new();
-    let mut optimal_sweep = Vec::new();
-    for loss in loss_sweep(&costs) {
-        let c = with_loss(costs, loss);
-        let h = u64::from(world.horizon);
-        myopic_sweep.push(score(world, &draws, "myopic", |i| {
-            first_below(paths.path(i), |t| myopic(&c, h, t as u64))
-        }));
-        progress.inc(1);
-        let tau = optimal_tau(&law, c, world.horizon)?;
-        optimal_sweep.push(score(world, &draws, "optimal", |i| {
-            first_below(paths.path(i), |t| tau[t])
-        }));
-        progress.inc(1);
-    }
-    // The swept baselines at their best setting for the configured costs (tuned on the
-    // very draws they are scored on: generous to them); myopic and optimal at the
-    // configured costs.
-    for sweep in [&posthoc_sweep, &fixed_sweep, &constant_sweep] {
-        policies.extend(best(sweep));
-    }
-    let h = u64::from(world.horizon);
-    policies.push(score(world, &draws, "myopic", |i| {
-        first_below(paths.path(i), |t| myopic(&costs, h, t as u64))
-    }));
-    let tau = optimal_tau(&law, costs, world.horizon)?;
-    policies.push(score(world, &draws, "optimal", |i| {
-        first_below(paths.path(i), |t| tau[t])
-    }));
-    for (name, sweep) in [
-        ("posthoc", &posthoc_sweep),
-        ("fixed_rule", &fixed_sweep),
-        ("constant", &constant_sweep),
-        ("myopic", &myopic_sweep),
-        ("optimal", &optimal_sweep),
-    ] {
-        frontiers.insert(name.to_string(), frontier(sweep));
+    let size = RunSize {
+        queries: options.queries,
+        tuning_queries: options.tuning_queries,
+    };
+    let mut runs: Vec<Vec<WorldRun>> = vec![Vec::new(); scenarios.len()];
+    let mut samples: Vec<Vec<SampleRow>> = Vec::new();
+    for &seed in &seeds {
+        for (k, scenario) in scenarios.iter().enumerate() {
+            runs[k].push(run_world(world, scenario, &planned, seed, size)?);
+            progress.inc(1);
+        }
+        samples.push(sample_complexity(
+            world,
+            options,
+            seed,
+            &planned.optimal_at_costs,
+            progress,
+        )?);
     }
 
+    // The single-seed tables: the nominal world on the first seed.
+    let nominal = runs
+        .iter()
+        .flatten()
+        .find(|r| r.scenario == Scenario::Nominal && r.seed == options.seed);
+    let policies = nominal.map_or_else(Vec::new, |r| {
+        r.policies.iter().map(|p| p.at_costs.clone()).collect()
+    });
+    let frontiers: BTreeMap<String, Vec<[f64; 2]>> = nominal.map_or_else(BTreeMap::new, |r| {
+        r.policies
+            .iter()
+            .filter(|p| p.sweep.len() > 1)
+            .map(|p| (p.name.clone(), frontier(&p.sweep)))
+            .collect()
+    });
+
+    let tau = &planned.optimal_at_costs;
     let mut contamination = Vec::new();
     for &rho in &options.rhos {
         let dirty = world.draw(options.seed, MAIN_STREAM, options.queries, rho)?;
@@ -271,50 +262,33 @@ pub fn run(
         progress.inc(1);
     }
 
-    let eval_n = options.eval_queries.clamp(1, options.queries);
-    let eval = world.draw(options.seed, EVAL_STREAM, eval_n, 0.0)?;
-    let eval_paths = eval.true_beliefs(world);
-    let truth = score(world, &eval, "optimal", |i| {
-        first_below(eval_paths.path(i), |t| tau[t])
-    });
-    let mut sample_complexity = Vec::new();
-    let repeats = options.repeats.max(1);
-    for (k, &n) in options.sample_sizes.iter().enumerate() {
-        let (mut belief_error, mut regret) = (0.0, 0.0);
-        for r in 0..repeats {
-            let stream = TRAIN_STREAM + (k * 64 + r) as u64;
-            let (e, g) = learned_judge(world, n, options.seed, stream, &eval, &eval_paths)?;
-            belief_error += e / repeats as f64;
-            regret += (g - truth.objective) / repeats as f64;
-        }
-        sample_complexity.push(SampleRow {
-            n,
-            belief_error,
-            regret,
-        });
-        progress.inc(1);
-    }
-    let points = |f: fn(&SampleRow) -> f64| -> Vec<(f64, f64)> {
-        sample_complexity
-            .iter()
-            .map(|r| (r.n as f64, f(r)))
-            .collect()
-    };
+    let sample_complexity = samples.first().cloned().unwrap_or_default();
     let slope = Slope {
-        belief_error: log_log_slope(&points(|r| r.belief_error)),
-        regret: log_log_slope(&points(|r| r.regret)),
+        belief_error: log_log_slope(&points(&sample_complexity, |r| r.belief_error)),
+        regret_power: power_fit(&points(&sample_complexity, |r| r.regret)).map(|f| f.exponent),
+    };
+    let rate = Rate::of(&samples, options.sample_sizes.len());
+    let falsification = Falsification {
+        seeds: seeds.clone(),
+        queries: options.queries,
+        tuning_queries: options.tuning_queries,
+        interval: INTERVAL.to_string(),
+        cost_levels: cost_levels(world),
+        worlds: runs.iter().filter_map(|r| summarise(world, r)).collect(),
     };
     Ok(Study {
         params: Params {
             seed: options.seed,
             queries: options.queries,
             world: world.clone(),
-            eval_queries: eval_n,
+            eval_queries: options.eval_queries.clamp(1, options.queries),
         },
         policies,
         frontiers,
         contamination,
         sample_complexity,
         slope,
+        falsification,
+        rate,
     })
 }

@@ -3,22 +3,36 @@
 //! - [`beta`]: Beta laws, their exact density ratio and distribution function;
 //! - [`correlated`]: long sessions with dependent tokens, where naive Bayes loses calibration;
 //! - [`world`]: the generative process (Y, signals given Y, contamination) and its draws;
-//! - [`policies`]: the policies compared, scored on the same draws;
-//! - [`experiments`]: frontier, contamination and sample complexity;
-//! - [`report`]: the results as JSON and tables; [`plot`]: as SVG;
+//! - [`scenario`]: worlds where the judge's model is wrong (dependent ticks, style drift,
+//!   miscalibrated judges, contamination);
+//! - [`policies`]: scoring a policy on draws; [`crossing`]: threshold rules on a statistic;
+//!   [`baselines`]: the label-free statistics (fixed rule, running mean, cumulative sum);
+//! - [`falsify`]: every policy on one seed of one world; [`across_seeds`]: means, t
+//!   intervals and matched-cost comparisons over seeds; [`rate`]: decay rates fitted with
+//!   every point;
+//! - [`experiments`]: the whole study over seeds;
+//! - [`report`]: the results as JSON and tables ([`seed_tables`] for the across-seed ones);
+//!   [`plot`]: as SVG;
 //! - [`time_calibration`]: per-tick calibration slope and ECE on task-grouped held-out sessions;
 //! - [`logs`]: simulated sessions written as ordinary session logs.
 //!
 //! The simulator builds on `competence` (beliefs, fitting, the DP) and is the one place
 //! that knows the truth those are measured against.
 
+pub mod across_seeds;
+pub mod baselines;
 pub mod beta;
 pub mod correlated;
+pub mod crossing;
 pub mod experiments;
+pub mod falsify;
 pub mod logs;
 pub mod plot;
 pub mod policies;
+pub mod rate;
 pub mod report;
+pub mod scenario;
+pub mod seed_tables;
 pub mod time_calibration;
 pub mod world;
 
@@ -28,6 +42,7 @@ pub use experiments::{StudyOptions, run};
 pub use logs::{LogOptions, LogsWritten, SessionPlan, SimulatedSession, write_logs};
 pub use policies::PolicyPoint;
 pub use report::Study;
+pub use scenario::Scenario;
 pub use world::{BeliefPaths, Draws, Query, World};
 
 /// What can stop a simulation: bad parameters, or a log that cannot be written.

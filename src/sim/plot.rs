@@ -206,9 +206,9 @@ fn sample_complexity(study: &Study, path: &Path) -> Drawn {
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!(
-                "Learned judge vs truth (slopes: belief error {}, regret {})",
+                "Learned judge vs truth (belief-error slope {}, regret exponent {}; regrets ≤ 0 not drawn)",
                 slope(study.slope.belief_error),
-                slope(study.slope.regret)
+                slope(study.slope.regret_power)
             ),
             ("sans-serif", 22),
         )

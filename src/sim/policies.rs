@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::world::{BeliefPaths, Draws, World};
+use super::world::{Draws, World};
 
 /// How a policy did over a set of queries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,25 +70,6 @@ pub fn first_below(path: &[f64], tau: impl Fn(usize) -> f64) -> Option<usize> {
     path.iter().enumerate().position(|(t, b)| *b < tau(t))
 }
 
-/// The raw-signal rule: escalate at the first tick whose first signal, oriented so that
-/// high means trouble (as entropy), exceeds θ.
-pub fn raw_signal_rule(world: &World, draws: &Draws, query: usize, theta: f64) -> Option<usize> {
-    let signal = &world.signals[0];
-    let flip = signal.success.mean() > signal.failure.mean();
-    let q = &draws.queries[query];
-    (1..=draws.horizon).find(|&t| {
-        let v = q.tick(t, draws.signals)[0];
-        (if flip { 1.0 - v } else { v }) > theta
-    })
-}
-
-/// Post-hoc selection: let the junior finish, then escalate if B_T < τ.
-pub fn posthoc(paths: &BeliefPaths, query: usize, tau: f64) -> Option<usize> {
-    let path = paths.path(query);
-    let last = path.len() - 1;
-    (path[last] < tau).then_some(last)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,8 +98,5 @@ mod tests {
         assert_eq!(first_below(&[0.6, 0.5, 0.3, 0.1], |_| 0.4), Some(2));
         assert_eq!(first_below(&[0.6, 0.5], |t| [0.7, 0.1][t]), Some(0));
         assert_eq!(first_below(&[0.6, 0.5], |_| 0.1), None);
-        let paths = BeliefPaths::new(3, vec![0.6, 0.5, 0.2, 0.6, 0.7, 0.9]);
-        assert_eq!(posthoc(&paths, 0, 0.3), Some(2));
-        assert_eq!(posthoc(&paths, 1, 0.3), None);
     }
 }

@@ -5,20 +5,28 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::across_seeds::Falsification;
 use super::policies::PolicyPoint;
+use super::rate::Rate;
 use super::world::World;
 
 /// Everything `handoff simulate` reports; serialises to the documented JSON object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Study {
     pub params: Params,
-    /// One point per policy at the configured costs (swept policies at their best setting).
+    /// One point per policy at the configured costs, nominal world, first seed (swept policies
+    /// at the setting chosen on tuning draws, scored on fresh ones).
     pub policies: Vec<PolicyPoint>,
-    /// (cost, accuracy) for every setting of every swept policy, by policy name.
+    /// (cost, accuracy) for every setting of every swept policy, by policy name (nominal
+    /// world, first seed).
     pub frontiers: BTreeMap<String, Vec<[f64; 2]>>,
     pub contamination: Vec<ContaminationRow>,
     pub sample_complexity: Vec<SampleRow>,
     pub slope: Slope,
+    /// Every policy in every world, over seeds, with intervals.
+    pub falsification: Falsification,
+    /// The sample-complexity rates over seeds.
+    pub rate: Rate,
 }
 
 /// The parameters a run used (enough to reproduce it).
@@ -41,7 +49,7 @@ pub struct ContaminationRow {
 }
 
 /// A judge fitted on n labelled trajectories, against the truth.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct SampleRow {
     pub n: usize,
     /// Mean |B̂_t − B_t| over queries and ticks 0..=T.
@@ -51,30 +59,12 @@ pub struct SampleRow {
     pub regret: f64,
 }
 
-/// Least-squares slopes of log error against log n; `None` when fewer than two positive
-/// values exist.
+/// The first seed's rates, every point in: the log–log slope of the belief error, and the
+/// exponent of a raw-scale power law fitted to the regret (which can be ≤ 0).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Slope {
     pub belief_error: Option<f64>,
-    pub regret: Option<f64>,
-}
-
-/// Slope of ln y on ln x over the points with x, y > 0.
-pub fn log_log_slope(points: &[(f64, f64)]) -> Option<f64> {
-    let logs: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
-        .map(|(x, y)| (x.ln(), y.ln()))
-        .collect();
-    if logs.len() < 2 {
-        return None;
-    }
-    let n = logs.len() as f64;
-    let mx = logs.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = logs.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxy: f64 = logs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = logs.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
+    pub regret_power: Option<f64>,
 }
 
 /// The best accuracy reachable at no more than `cost` by the policies of `frontier` or by
@@ -167,10 +157,12 @@ impl Study {
         }
         let _ = writeln!(
             out,
-            "log–log slope: belief error {}, regret {}",
+            "log–log slope of the belief error {}; raw-scale power exponent of the regret {}",
             optional(self.slope.belief_error, 3),
-            optional(self.slope.regret, 3)
+            optional(self.slope.regret_power, 3)
         );
+        out.push_str(&super::seed_tables::falsification(&self.falsification));
+        out.push_str(&super::seed_tables::rate(&self.rate));
         out
     }
 }
@@ -178,17 +170,6 @@ impl Study {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn slopes_of_power_laws() {
-        let pts: Vec<(f64, f64)> = [50.0, 500.0, 5000.0]
-            .iter()
-            .map(|n: &f64| (*n, 3.0 * n.powf(-0.5)))
-            .collect();
-        assert!((log_log_slope(&pts).expect("slope") + 0.5).abs() < 1e-12);
-        assert_eq!(log_log_slope(&[(1.0, 1.0)]), None);
-        assert_eq!(log_log_slope(&[(1.0, -1.0), (2.0, 0.0)]), None);
-    }
 
     #[test]
     fn shortfall_allows_mixtures_but_not_dearer_points() {
