@@ -104,3 +104,58 @@ fn cascade_without_pairs_is_bad_input_naming_the_counts() {
         "{err}"
     );
 }
+
+#[test]
+fn the_live_check_reads_the_live_run_as_eval_scored_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/real");
+    let live = root.join("live-tau-0.5/shard-0-of-8");
+    let output = Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .arg("--config")
+        .arg(root.join("junior/config.toml"))
+        .args(["eval", "cascade", "--json", "--junior"])
+        .arg(root.join("junior/shard-0-of-8"))
+        .arg("--senior")
+        .arg(root.join("senior-as-junior/shard-0-of-8"))
+        .arg("--live")
+        .arg(format!("0.5={}", live.display()))
+        .output()
+        .expect("run handoff");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let check = &v["live"][0];
+    let rows = check["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 21);
+    let live_passed = rows.iter().filter(|r| r["live_passed"] == true).count() as u64;
+    assert_eq!(live_passed, passed_in_results(&live));
+    let tasks = rows.len() as f64;
+    assert!(
+        (check["live_accuracy"].as_f64().expect("acc") - live_passed as f64 / tasks).abs() < 1e-12
+    );
+    // The prediction is the offline streaming point at the same τ over the same tasks.
+    let offline = v["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .find(|p| p["policy"] == "streaming, constant τ" && p["parameter"] == 0.5)
+        .expect("τ 0.5 point");
+    assert_eq!(check["predicted_accuracy"], offline["accuracy"]["estimate"]);
+}
+
+#[test]
+fn a_live_argument_without_a_threshold_is_bad_input() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/real");
+    let output = Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(["eval", "cascade", "--junior"])
+        .arg(root.join("junior/shard-0-of-8"))
+        .arg("--senior")
+        .arg(root.join("senior-as-junior/shard-0-of-8"))
+        .args(["--live", "somewhere"])
+        .output()
+        .expect("run handoff");
+    assert_eq!(output.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("expected TAU=DIR"));
+}
