@@ -121,14 +121,12 @@ fn task_id(path: &Path) -> Option<String> {
     Some(stem.to_string())
 }
 
-/// Runs every policy of the sweep over the paired logs. `config` gives the calibration
-/// (`policy.calibration`), the costs of the schedule and `policy.cooldown_steps`.
-pub fn run(
+/// The junior's and the senior's runs of each task both have a log of, and the tasks with
+/// a log on one side only.
+fn pairs_of(
     juniors: &BTreeMap<String, Vec<Event>>,
     seniors: &BTreeMap<String, Vec<Event>>,
-    config: &Config,
-    sweep: Sweep,
-) -> Result<Experiment, CascadeError> {
+) -> (Vec<TaskPair>, Vec<String>) {
     let junior_runs = juniors
         .iter()
         .map(|(t, e)| (t.clone(), JuniorRun::from_events(e)))
@@ -137,7 +135,18 @@ pub fn run(
         .iter()
         .map(|(t, e)| (t.clone(), SeniorRun::from_events(e)))
         .collect();
-    let (pairs, unpaired) = cascade::pair(junior_runs, senior_runs);
+    cascade::pair(junior_runs, senior_runs)
+}
+
+/// Runs every policy of the sweep over the paired logs. `config` gives the calibration
+/// (`policy.calibration`), the costs of the schedule and `policy.cooldown_steps`.
+pub fn run(
+    juniors: &BTreeMap<String, Vec<Event>>,
+    seniors: &BTreeMap<String, Vec<Event>>,
+    config: &Config,
+    sweep: Sweep,
+) -> Result<Experiment, CascadeError> {
+    let (pairs, unpaired) = pairs_of(juniors, seniors);
     if pairs.is_empty() {
         return Err(CascadeError::NoPairs {
             junior: juniors.len(),
@@ -201,15 +210,7 @@ pub fn live_check(
     config: &Config,
     ratio: f64,
 ) -> Result<super::cascade_live::LiveCheck, CascadeError> {
-    let junior_runs = juniors
-        .iter()
-        .map(|(t, e)| (t.clone(), JuniorRun::from_events(e)))
-        .collect();
-    let senior_runs = seniors
-        .iter()
-        .map(|(t, e)| (t.clone(), SeniorRun::from_events(e)))
-        .collect();
-    let (pairs, _) = cascade::pair(junior_runs, senior_runs);
+    let (pairs, _) = pairs_of(juniors, seniors);
     let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
     let judge = judge_for(&c)?;
     let predicted: Vec<(cascade::Decision, Option<u64>)> = pairs
