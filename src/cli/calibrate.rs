@@ -24,6 +24,10 @@ pub struct Args {
     /// Fit on escalated (censored) sessions too.
     #[arg(long)]
     include_censored: bool,
+    /// Fit unweighted: do not weight sessions left uncensored by shadow exploration by
+    /// their inverse propensity (for comparison; see `policy.explore`).
+    #[arg(long)]
+    no_ipw: bool,
     #[command(flatten)]
     json: JsonArg,
     /// Config whose costs and token budget the threshold schedule is solved for.
@@ -44,6 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let options = CalibrateOptions {
         holdout: args.holdout,
         include_censored: args.include_censored,
+        ipw: !args.no_ipw,
         ..CalibrateOptions::default()
     };
     let (calibration, report) =
