@@ -394,7 +394,11 @@ pub fn calibrate(
     let (sum, squares) = train_set.iter().fold((0.0, 0.0), |(a, b), t| {
         (a + t.weight(), b + t.weight() * t.weight())
     });
-    counts.effective_train = if squares > 0.0 { sum * sum / squares } else { 0.0 };
+    counts.effective_train = if squares > 0.0 {
+        sum * sum / squares
+    } else {
+        0.0
+    };
     let (mut calibration, fit_report) = fit(&train_set, &options.fit)?;
     calibration.fitted_on = Some(fitted_on(&train));
     let (holdout, traces) = score(&calibration, &held);

@@ -52,8 +52,7 @@ pub(crate) fn histograms(
     for (signal, (ones, zeros)) in values {
         let likelihood = if signal.is_sparse() {
             let a = options.smoothing.max(1e-9);
-            let rate =
-                |present: f64, steps: f64| (present + a) / (steps.max(present) + 2.0 * a);
+            let rate = |present: f64, steps: f64| (present + a) / (steps.max(present) + 2.0 * a);
             Likelihood::binary(rate(mass(&ones), steps1), rate(mass(&zeros), steps0))?
         } else if signal.is_token_signal() {
             Likelihood::fit_weighted(&ones, &zeros, options.bins, options.smoothing)?

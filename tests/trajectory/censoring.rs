@@ -103,7 +103,10 @@ fn inverse_propensity_weights_recover_the_calibration_that_dropping_censored_ses
         assert!(weighted.0 < 0.025 && weighted.0 < oracle.0 + 0.01, "{line}");
         assert!(weighted.1 < 0.02, "{line}");
         // ...and the fit that drops the censored sessions is not.
-        assert!(unweighted.0 > 0.03 && unweighted.0 > weighted.0 + 0.015, "{line}");
+        assert!(
+            unweighted.0 > 0.03 && unweighted.0 > weighted.0 + 0.015,
+            "{line}"
+        );
         assert!(unweighted.1 > 0.025, "{line}");
     }
 }

@@ -128,7 +128,10 @@ impl Session<'_> {
             router::decide(mode, reply.as_deref(), self.task)
         };
         // The gate drew this hand-off (a firing or the stuck rule) under exploration.
-        let drawn = matches!(reason, EscalationReason::Threshold | EscalationReason::Stuck);
+        let drawn = matches!(
+            reason,
+            EscalationReason::Threshold | EscalationReason::Stuck
+        );
         let propensity = drawn.then(|| self.gate.propensity()).flatten();
         let escalated = self
             .watch
