@@ -224,6 +224,13 @@ pub struct PolicyConfig {
     pub cooldown_steps: u32,
     /// The optimal schedule is computed every this many ticks and held constant between.
     pub schedule_stride: u32,
+    /// Shadow exploration ε: each live decision to hand off is instead explored (the
+    /// session goes on in shadow mode, its outcome observed) with this probability, logged
+    /// as the decision's propensity, so `calibrate` can weight censored corpora. 0 = off.
+    pub explore: f64,
+    /// Seed of the exploration draws (mixed with the task text, so sessions of different
+    /// tasks draw differently and a session is reproducible).
+    pub explore_seed: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -394,6 +401,8 @@ impl Default for PolicyConfig {
             calibration: None,
             cooldown_steps: 2,
             schedule_stride: 64,
+            explore: 0.0,
+            explore_seed: 0,
         }
     }
 }

@@ -202,13 +202,15 @@ impl SessionJudge {
         self.shadow_route
     }
 
-    /// The one way an `Escalated` event is built: the judge's state now, and the why.
+    /// The one way an `Escalated` event is built: the judge's state now, and the why;
+    /// `propensity` is the gate's when the decision was drawn ([`crate::competence::Gate::propensity`]).
     pub fn escalated(
         &self,
         step: u32,
         route: Route,
         reason: EscalationReason,
         shadow: bool,
+        propensity: Option<f64>,
     ) -> Event {
         let why = if reason == EscalationReason::SelfAsk {
             Vec::new()
@@ -224,6 +226,7 @@ impl SessionJudge {
             threshold: self.threshold(),
             why,
             shadow,
+            propensity,
         }
     }
 

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use crate::competence::{Gate, StepFacts, Verdict};
+use crate::competence::{Exploration, Gate, StepFacts, Verdict};
 use crate::config::{Config, HandoffMode, RouteMode};
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message, ToolCall, ToolSpec};
@@ -150,7 +150,9 @@ pub async fn run(
     let start_checkpoint = step::checkpoint(&env, 0);
     let mut session = Session {
         inbox: Inbox::new(commands, emitter.clone(), config.policy.shadow),
-        gate: Gate::new(config.policy.shadow, config.policy.cooldown_steps),
+        gate: Gate::new(config.policy.shadow, config.policy.cooldown_steps).with_exploration(
+            Exploration::for_session(config.policy.explore, config.policy.explore_seed, &task),
+        ),
         emitter,
         watch,
         env,

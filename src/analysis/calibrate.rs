@@ -10,6 +10,18 @@
 //! sessions are censored (the junior's own outcome was never seen) and stay out of the fit
 //! unless asked; shadow sessions are unbiased and always in.
 //!
+//! **Censoring.** Dropping the censored sessions keeps only those the logging judge trusted,
+//! so a refit learns from a selected population (mostly successes, and failures that looked
+//! like them). Under shadow exploration (`policy.explore`) every live decision to hand off
+//! was drawn, and the log records the probability of the path taken; a session left
+//! uncensored by an explored decision stands for the censored ones with the same evidence,
+//! so the fit weights each training session by 1 / P(uncensored | its evidence), the
+//! inverse of the product of its explored decisions' propensities (1 for a session no
+//! decision of which was drawn). This inverse-propensity weighting is unbiased for the fit
+//! on the uncensored population as long as every hand-off the logging judge made was drawn
+//! (ε > 0); hand-offs no gate drew (the junior's own questions, forced ones, faults) are
+//! not corrected and stay left out. `--no-ipw` fits unweighted, for comparison.
+//!
 //! Scores are taken on held-out sessions only, at ten fractions of each trajectory (10 %,
 //! 20 %, …, 100 % of its ticks): the judge is used all along a session, not only at its
 //! end, and every session weighs the same whatever its length. Each held-out score has a
@@ -57,6 +69,9 @@ pub struct LoggedSession {
     pub censored: bool,
     /// The log reached `session_ended`.
     pub ended: bool,
+    /// The probability, given its evidence, that shadow exploration left this session
+    /// uncensored (1 when no decision of it was drawn); its fitting weight is the inverse.
+    pub propensity: f64,
 }
 
 /// What a session's start (and its tokens) say about it.
@@ -71,7 +86,16 @@ struct Started {
 /// Sessions of one log file, streamed: the reader holds one line at a time and each
 /// session only its own trajectory.
 pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning>), LogError> {
-    let reader = LogReader::open(path)?;
+    Ok(fold_sessions(path, LogReader::open(path)?))
+}
+
+/// The sessions of a stream of logged events (what [`read_sessions`] reads from a file;
+/// a simulator's events in memory), `source` naming where they came from.
+pub fn fold_sessions(
+    source: &Path,
+    items: impl IntoIterator<Item = Result<crate::protocol::Stamped, ReadWarning>>,
+) -> (Vec<LoggedSession>, Vec<ReadWarning>) {
+    let path = source;
     let mut warnings = Vec::new();
     let mut sessions = Vec::new();
     let mut decoder = EvidenceDecoder::new();
@@ -87,8 +111,9 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
         shadow: fold.shadow,
         censored: fold.censored,
         ended: fold.ended,
+        propensity: fold.propensity,
     };
-    for item in reader {
+    for item in items {
         let event = match item {
             Ok(stamped) => stamped.event,
             Err(w) => {
@@ -128,7 +153,7 @@ pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning
         }
     }
     sessions.extend(current.map(finish));
-    Ok((sessions, warnings))
+    (sessions, warnings)
 }
 
 /// Sessions read from logs, and what had to be skipped on the way.
@@ -179,6 +204,8 @@ pub struct CalibrateOptions {
     /// every session is scored by a fit that never saw its task, and the calibration
     /// returned is fitted on all sessions.
     pub folds: usize,
+    /// Weight training sessions by their inverse propensity (see the module docs).
+    pub ipw: bool,
     pub fit: FitOptions,
 }
 
@@ -188,6 +215,7 @@ impl Default for CalibrateOptions {
             holdout: 0.2,
             include_censored: false,
             folds: 0,
+            ipw: true,
             fit: FitOptions::default(),
         }
     }
@@ -221,7 +249,7 @@ fn split_point(session: &LoggedSession, by_task: bool) -> f64 {
 }
 
 /// Which sessions went where, and why the others were left out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SessionCounts {
     pub read: usize,
     /// No `session_ended`: the log was cut off.
@@ -230,6 +258,13 @@ pub struct SessionCounts {
     pub unlabelled: usize,
     /// Escalated, left out (see `--include-censored`).
     pub censored_skipped: usize,
+    /// Training sessions left uncensored by a decision drawn to explore.
+    pub explored: usize,
+    /// Whether training sessions were weighted by their inverse propensity.
+    pub ipw: bool,
+    /// (Σw)² / Σw² over the training sessions: how many unweighted sessions the weighted
+    /// fit is worth.
+    pub effective_train: f64,
     pub train: usize,
     pub holdout: usize,
     /// Distinct tasks on each side.
@@ -432,11 +467,28 @@ pub fn calibrate(
     };
     counts.train_tasks = tasks(&train);
     counts.holdout_tasks = tasks(&held);
-    let fit_on = |side: &[&LoggedSession]| {
-        let set: Vec<Trajectory> = side.iter().map(|s| s.trajectory.clone()).collect();
-        fit(&set, &options.fit)
+    counts.ipw = options.ipw;
+    counts.explored = train.iter().filter(|s| s.propensity < 1.0).count();
+    // Sessions left uncensored by exploration stand for the censored ones like them.
+    let weighted = |side: &[&LoggedSession]| -> Vec<Trajectory> {
+        side.iter()
+            .map(|s| {
+                let w = if options.ipw { 1.0 / s.propensity } else { 1.0 };
+                s.trajectory.clone().with_weight(w)
+            })
+            .collect()
     };
-    let (mut calibration, fit_report) = fit_on(&train)?;
+    let train_set = weighted(&train);
+    let (sum, squares) = train_set.iter().fold((0.0, 0.0), |(a, b), t| {
+        (a + t.weight(), b + t.weight() * t.weight())
+    });
+    counts.effective_train = if squares > 0.0 {
+        sum * sum / squares
+    } else {
+        0.0
+    };
+    let fit_on = |side: &[&LoggedSession]| fit(&weighted(side), &options.fit);
+    let (mut calibration, fit_report) = fit(&train_set, &options.fit)?;
     calibration.fitted_on = Some(fitted_on(&train));
     let scored = if folds >= 2 {
         // Out-of-fold: each fold's sessions scored by the fit on the other folds.
@@ -692,6 +744,20 @@ impl CalibrationReport {
                 left_out
             )
         };
+        if c.explored > 0 || !c.ipw {
+            out.push_str(&format!(
+                "censoring: {} training sessions uncensored by exploration; {} (effective \
+                 sample {:.0} of {})\n",
+                c.explored,
+                if c.ipw {
+                    "weighted by inverse propensity"
+                } else {
+                    "unweighted (--no-ipw)"
+                },
+                c.effective_train,
+                c.train
+            ));
+        }
         match (&self.fit, &self.assessed) {
             (Some(f), _) => out.push_str(&format!(
                 "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",
@@ -820,6 +886,7 @@ mod tests {
                     shadow: true,
                     censored: false,
                     ended: true,
+                    propensity: 1.0,
                 }
             })
             .collect();
@@ -903,6 +970,7 @@ mod tests {
             shadow: false,
             censored: false,
             ended: true,
+            propensity: 1.0,
         };
         let held = (0..2000).filter(|&i| is_held_out(&s(i), 0.2, true)).count();
         assert!((340..460).contains(&held), "{held} of 2000");

@@ -183,6 +183,7 @@ fn a_junior_log_gives_its_requests_label_and_the_loops_handoff() {
             threshold: 0.5,
             why: vec![],
             shadow: true,
+            propensity: None,
         },
         Event::Escalated {
             step: 2,
@@ -193,6 +194,7 @@ fn a_junior_log_gives_its_requests_label_and_the_loops_handoff() {
             threshold: 0.5,
             why: vec![],
             shadow: true,
+            propensity: None,
         },
         cost(200, 5),
         Event::SessionEnded {

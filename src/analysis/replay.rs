@@ -130,6 +130,7 @@ pub fn rescore<'a>(
                 tick,
                 reason,
                 shadow,
+                ..
             } = e
             {
                 out.logged.push(LoggedEscalation {

@@ -60,6 +60,8 @@ pub enum Evidence {
         tick: u64,
         reason: EscalationReason,
         shadow: bool,
+        /// The logged propensity of a decision drawn under shadow exploration.
+        propensity: Option<f64>,
     },
     /// The session started (`shadow` as configured) or ended (`label`).
     Started {
@@ -155,11 +157,13 @@ impl EvidenceDecoder {
                 tick,
                 reason,
                 shadow,
+                propensity,
                 ..
             } => out.push(Evidence::Escalated {
                 tick: *tick,
                 reason: *reason,
                 shadow: *shadow,
+                propensity: *propensity,
             }),
             Event::SessionEnded {
                 outcome, censored, ..
@@ -186,6 +190,9 @@ pub struct TrajectoryFold {
     pub shadow: bool,
     pub censored: bool,
     pub ended: bool,
+    /// The probability that this session stayed uncensored given its evidence: the product
+    /// of the logged propensities of its explored decisions (1 when none was drawn).
+    pub propensity: f64,
 }
 
 impl Default for TrajectoryFold {
@@ -195,6 +202,7 @@ impl Default for TrajectoryFold {
             shadow: false,
             censored: false,
             ended: false,
+            propensity: 1.0,
         }
     }
 }
@@ -220,6 +228,11 @@ impl TrajectoryFold {
                 self.censored = *censored;
                 self.ended = true;
             }
+            Evidence::Escalated {
+                shadow: true,
+                propensity: Some(p),
+                ..
+            } if *p > 0.0 && p.is_finite() => self.propensity *= p.min(1.0),
             Evidence::StepDone
             | Evidence::Reset
             | Evidence::Control { .. }
@@ -310,11 +323,20 @@ impl Rescorer {
                 self.gate.set_shadow(*shadow);
                 None
             }
-            Evidence::Escalated { reason, shadow, .. } => {
+            Evidence::Escalated {
+                reason,
+                shadow,
+                propensity,
+                ..
+            } => {
                 // A hand-off that was not the judge's decision is a fact of the session,
                 // whatever policy re-scores it; the judge's own are this gate's to make.
                 if !shadow && *reason != EscalationReason::Threshold {
                     self.gate.on_handoff();
+                }
+                // A decision drawn to explore made the rest of the live session shadow.
+                if *shadow && propensity.is_some() {
+                    self.gate.mark_explored();
                 }
                 None
             }

@@ -15,6 +15,7 @@ fn sessions(seed: u64, n: usize) -> BTreeMap<String, Vec<Event>> {
         seed,
         tokens_per_step: 10,
         writers: 1,
+        explore: None,
     };
     let plan = SessionPlan::new(&World::default(), &options).expect("plan");
     (0..n)

@@ -121,6 +121,7 @@ mod tests {
             threshold: 0.2,
             why: vec![],
             shadow: false,
+            propensity: None,
         }
     }
 

@@ -36,6 +36,10 @@ pub struct Args {
     /// model (README, "Long, dependent sessions").
     #[arg(long, value_enum, default_value_t = Model::Naive)]
     model: Model,
+    /// Fit unweighted: do not weight sessions left uncensored by shadow exploration by
+    /// their inverse propensity (for comparison; see `policy.explore`).
+    #[arg(long)]
+    no_ipw: bool,
     #[command(flatten)]
     json: JsonArg,
     /// Config whose costs and token budget the threshold schedule is solved for.
@@ -64,6 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         holdout: args.holdout,
         include_censored: args.include_censored,
         folds: args.folds,
+        ipw: !args.no_ipw,
         ..CalibrateOptions::default()
     };
     options.fit.model = match args.model {

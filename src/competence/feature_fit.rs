@@ -342,7 +342,7 @@ pub(crate) fn fit_features(
         };
         for (_, (t, label)) in mine {
             let picks = row_ticks(t.ticks(), options.rows_per_trajectory);
-            let w = 1.0 / picks.len() as f64;
+            let w = t.weight() / picks.len() as f64;
             let inputs = inputs_at(&fold, t, DEFAULT_HALF_LIFE, &picks);
             for (x, tick) in inputs.into_iter().zip(&picks) {
                 rows.push(FeatureRow {

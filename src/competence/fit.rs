@@ -8,7 +8,9 @@
 //!    (tempered log-odds, label) rows.
 //!
 //! Rows are sampled at evenly spaced ticks of each held-out session, each session weighing
-//! 1 in total, so long sessions do not drown short ones.
+//! its [`Trajectory::weight`] in total (1, or an inverse propensity), so long sessions do
+//! not drown short ones. The same weights enter π₀ and the histograms, so a corpus
+//! weighted by inverse propensities is fitted as if no session had been censored.
 
 use super::CompetenceError;
 use super::calibration::Calibration;
@@ -73,6 +75,14 @@ pub fn fit(
         .filter_map(|t| t.label.map(|l| (t, l)))
         .collect();
     let successes = labelled.iter().filter(|(_, l)| *l).count();
+    let weight_of = |want: bool| -> f64 {
+        labelled
+            .iter()
+            .filter(|(_, l)| *l == want)
+            .map(|(t, _)| t.weight())
+            .sum()
+    };
+    let (mass1, mass0) = (weight_of(true), weight_of(false));
     if successes == 0 || successes == labelled.len() {
         return Err(CompetenceError::NotEnoughData(format!(
             "fitting needs successful and failed sessions; got {successes} of {} labelled",
@@ -95,7 +105,7 @@ pub fn fit(
         holdout = labelled.clone();
     }
 
-    let prior = (successes as f64 + 1.0) / (labelled.len() as f64 + 2.0);
+    let prior = (mass1 + 1.0) / (mass1 + mass0 + 2.0);
     if options.model == BeliefModel::Features {
         return fit_features(prior, &labelled, options, train.len());
     }
@@ -121,7 +131,7 @@ pub fn fit(
     for (t, label) in &holdout {
         let path = calibration.score_log_odds(t);
         let picks = sample_ticks(t.ticks(), options.rows_per_trajectory);
-        let w = 1.0 / picks.len() as f64;
+        let w = t.weight() / picks.len() as f64;
         for i in picks {
             raw_rows.push((path[i] - l0, *label, w));
         }

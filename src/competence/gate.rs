@@ -15,6 +15,18 @@
 //! rule. A hand-off that was not the gate's decision (forced, the junior's own question, a
 //! fault) disarms it too ([`Gate::on_handoff`]), and switching shadow mode on or off
 //! re-arms it, so the next reading below τ is decided under the new mode.
+//!
+//! **Shadow exploration.** A live hand-off censors the session: the junior's own outcome is
+//! never seen, so a judge refitted on live logs only learns from sessions it trusted. With
+//! an [`Exploration`] rate ε > 0, each live decision to hand off (a firing, or the stuck
+//! rule, [`Gate::on_stuck`]) is drawn: with probability ε the session is *explored* instead
+//! ([`Verdict::Explored`]): nothing is handed off, and from then on the gate runs as in
+//! shadow mode, so the junior's outcome is observed. The probability of the path taken is
+//! logged with the decision ([`Gate::propensity`]): 1 − ε on a hand-off, ε on an explored
+//! decision. A session that was explored is therefore uncensored with probability ε given
+//! its evidence, one that never fired with probability 1, which is what `calibrate`'s
+//! inverse-propensity weights undo. The draws come from a seeded generator, so a session
+//! is reproducible given the seed.
 
 /// What the session does after one reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,16 +36,64 @@ pub enum Verdict {
     Escalate,
     /// Shadow mode: log where a live session would have escalated; keep going.
     ShadowCrossing,
+    /// A live decision to hand off, drawn to explore: log it as a shadow crossing with its
+    /// propensity ([`Gate::propensity`]) and keep going; the rest of the session is shadow.
+    Explored,
+}
+
+/// Randomised shadow exploration: the rate ε and the state of its generator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Exploration {
+    rate: f64,
+    state: u64,
+}
+
+impl Exploration {
+    /// ε in [0, 1) and the seed of the draws (the caller mixes in what makes one session
+    /// differ from another, e.g. its task). `None` when ε is 0 or not a probability.
+    pub fn new(rate: f64, seed: u64) -> Option<Exploration> {
+        (rate > 0.0 && rate < 1.0).then_some(Exploration { rate, state: seed })
+    }
+
+    /// [`Exploration::new`] with the seed mixed with what tells one session from another
+    /// (FNV-1a over `key`, e.g. the task text).
+    pub fn for_session(rate: f64, seed: u64, key: &str) -> Option<Exploration> {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+        for b in key.as_bytes() {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01B3);
+        }
+        Exploration::new(rate, h)
+    }
+
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// A uniform draw in [0, 1) (SplitMix64: small, stateless beyond one word, and the
+    /// same on every platform).
+    fn uniform(&mut self) -> f64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 /// The escalation state of one session: pure, no clock, no I/O.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gate {
     shadow: bool,
     armed: bool,
     /// Steps left during which nothing fires (after the junior got control back).
     cooldown: u32,
     cooldown_steps: u32,
+    exploration: Option<Exploration>,
+    /// A decision was drawn to explore: the gate runs as in shadow mode from then on.
+    explored: bool,
+    /// The probability of the path the last drawn decision took.
+    propensity: Option<f64>,
 }
 
 impl Gate {
@@ -44,11 +104,51 @@ impl Gate {
             armed: true,
             cooldown: 0,
             cooldown_steps,
+            exploration: None,
+            explored: false,
+            propensity: None,
         }
     }
 
+    /// The gate with shadow exploration (`None`: every live decision hands off).
+    pub fn with_exploration(mut self, exploration: Option<Exploration>) -> Gate {
+        self.exploration = exploration;
+        self
+    }
+
+    /// Hand-offs are only logged: shadow mode, or an explored session.
     pub fn shadow(&self) -> bool {
-        self.shadow
+        self.shadow || self.explored
+    }
+
+    /// A decision of this session was drawn to explore.
+    pub fn explored(&self) -> bool {
+        self.explored
+    }
+
+    /// The probability with which the last verdict that was drawn ([`Verdict::Escalate`] or
+    /// [`Verdict::Explored`]) went the way it did; `None` when it was not drawn (no
+    /// exploration configured, or the session was already explored or in shadow mode).
+    pub fn propensity(&self) -> Option<f64> {
+        self.propensity
+    }
+
+    /// The log says a decision of this session was drawn to explore (replay): from now on
+    /// the gate runs as in shadow mode, as the live one did.
+    pub fn mark_explored(&mut self) {
+        if !self.explored {
+            self.explored = true;
+            self.armed = true;
+        }
+    }
+
+    /// The stuck rule wants to hand off: under exploration the decision is drawn like a
+    /// firing; in shadow mode (or once explored) it is only logged.
+    pub fn on_stuck(&mut self) -> Verdict {
+        if self.shadow() {
+            return Verdict::ShadowCrossing;
+        }
+        self.draw()
     }
 
     /// Steps of cooldown still to run.
@@ -87,14 +187,17 @@ impl Gate {
     /// Shadow mode switched on or off: from the next reading on, the new mode decides.
     pub fn set_shadow(&mut self, on: bool) {
         if on != self.shadow {
+            let before = self.shadow();
             self.shadow = on;
-            self.armed = true;
+            if self.shadow() != before {
+                self.armed = true;
+            }
         }
     }
 
     fn decide(&mut self, below: bool) -> Verdict {
         if !below {
-            if self.shadow {
+            if self.shadow() {
                 self.armed = true;
             }
             return Verdict::Continue;
@@ -103,9 +206,26 @@ impl Gate {
             return Verdict::Continue;
         }
         self.armed = false;
-        if self.shadow {
+        if self.shadow() {
             Verdict::ShadowCrossing
         } else {
+            self.draw()
+        }
+    }
+
+    /// A live hand-off, or (with probability ε) an exploration instead.
+    fn draw(&mut self) -> Verdict {
+        let Some(exploration) = self.exploration.as_mut() else {
+            self.propensity = None;
+            return Verdict::Escalate;
+        };
+        let rate = exploration.rate;
+        if exploration.uniform() < rate {
+            self.explored = true;
+            self.propensity = Some(rate);
+            Verdict::Explored
+        } else {
+            self.propensity = Some(1.0 - rate);
             Verdict::Escalate
         }
     }
@@ -208,6 +328,45 @@ mod tests {
             assert_ne!(fired, Verdict::Continue, "shadow={shadow}");
             assert_eq!(g.on_token(true), Verdict::Continue, "once");
         }
+    }
+
+    #[test]
+    fn exploration_draws_each_live_decision_and_logs_its_propensity() {
+        let rate = 0.25;
+        let (mut explored, mut escalated) = (0usize, 0usize);
+        for seed in 0..4000u64 {
+            let mut g = Gate::new(false, 0).with_exploration(Exploration::new(rate, seed));
+            match g.on_token(true) {
+                Verdict::Explored => {
+                    explored += 1;
+                    assert_eq!(g.propensity(), Some(rate));
+                    assert!(g.shadow() && g.explored());
+                    // The rest of the session is shadow: crossings are logged, not drawn.
+                    assert_eq!(g.on_token(false), Verdict::Continue);
+                    assert_eq!(g.on_token(true), Verdict::ShadowCrossing);
+                    assert_eq!(g.on_stuck(), Verdict::ShadowCrossing);
+                    g.set_shadow(false);
+                    assert!(g.shadow(), "an explored session stays shadow");
+                }
+                Verdict::Escalate => {
+                    escalated += 1;
+                    assert_eq!(g.propensity(), Some(1.0 - rate));
+                }
+                v => panic!("{v:?}"),
+            }
+        }
+        let share = explored as f64 / (explored + escalated) as f64;
+        assert!((share - rate).abs() < 0.03, "{share}");
+        // Deterministic given the seed.
+        let run = |seed| {
+            let mut g = Gate::new(false, 0).with_exploration(Exploration::new(rate, seed));
+            g.on_stuck()
+        };
+        assert!((0..50).all(|s| run(s) == run(s)));
+        // No exploration: every decision hands off and carries no propensity.
+        let mut g = Gate::new(false, 0).with_exploration(Exploration::new(0.0, 1));
+        assert_eq!(g.on_stuck(), Verdict::Escalate);
+        assert_eq!(g.propensity(), None);
     }
 
     #[test]

@@ -15,40 +15,49 @@ pub(crate) fn histograms(
     train: &[(&Trajectory, bool)],
     options: &FitOptions,
 ) -> Result<BTreeMap<SignalKind, Likelihood>, CompetenceError> {
-    let mut values: BTreeMap<SignalKind, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    // Values with their session's weight (1, or an inverse propensity: see
+    // [`Trajectory::weight`]).
+    type Weighted = Vec<(f64, f64)>;
+    let mut values: BTreeMap<SignalKind, (Weighted, Weighted)> = BTreeMap::new();
     for (t, label) in train {
+        let w = t.weight();
         for o in t.observations() {
             let entry = values.entry(o.signal).or_default();
             if *label {
-                entry.0.push(o.value)
+                entry.0.push((o.value, w))
             } else {
-                entry.1.push(o.value)
+                entry.1.push((o.value, w))
             }
         }
     }
-    // Steps per label, for the per-step rates of the facts logged only when present.
+    // Steps per label (weighted), for the per-step rates of the facts logged only when
+    // present.
     let steps = |want: bool| -> f64 {
-        let n = train
+        train
             .iter()
             .filter(|(_, l)| *l == want)
-            .flat_map(|(t, _)| t.observations())
-            .filter(|o| o.signal == SignalKind::ToolError)
-            .count();
-        n as f64
+            .map(|(t, _)| {
+                let n = t
+                    .observations()
+                    .iter()
+                    .filter(|o| o.signal == SignalKind::ToolError)
+                    .count();
+                n as f64 * t.weight()
+            })
+            .sum()
     };
+    let mass = |v: &Weighted| v.iter().map(|(_, w)| w).sum::<f64>();
     let (steps1, steps0) = (steps(true), steps(false));
     let mut signals = BTreeMap::new();
     for (signal, (ones, zeros)) in values {
         let likelihood = if signal.is_sparse() {
             let a = options.smoothing.max(1e-9);
-            let rate = |present: usize, steps: f64| {
-                (present as f64 + a) / (steps.max(present as f64) + 2.0 * a)
-            };
-            Likelihood::binary(rate(ones.len(), steps1), rate(zeros.len(), steps0))?
+            let rate = |present: f64, steps: f64| (present + a) / (steps.max(present) + 2.0 * a);
+            Likelihood::binary(rate(mass(&ones), steps1), rate(mass(&zeros), steps0))?
         } else if signal.is_token_signal() {
-            Likelihood::fit(&ones, &zeros, options.bins, options.smoothing)?
+            Likelihood::fit_weighted(&ones, &zeros, options.bins, options.smoothing)?
         } else {
-            Likelihood::fit_with_edges(
+            Likelihood::fit_weighted_with_edges(
                 &ones,
                 &zeros,
                 signal.step_edges().to_vec(),

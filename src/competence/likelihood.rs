@@ -135,13 +135,48 @@ impl Likelihood {
         edges: Vec<f64>,
         alpha: f64,
     ) -> Result<Self, CompetenceError> {
+        let unit = |v: &[f64]| v.iter().map(|&x| (x, 1.0)).collect::<Vec<_>>();
+        Likelihood::fit_weighted_with_edges(&unit(ones), &unit(zeros), edges, alpha)
+    }
+
+    /// [`Likelihood::fit`] on weighted values `(value, weight)`: each value counts `weight`
+    /// times in its bin (inverse-propensity weights of a censored corpus). The equal-mass
+    /// cut points are taken on the unweighted values: they only choose a partition, and any
+    /// fixed partition gives unbiased weighted bin frequencies.
+    pub fn fit_weighted(
+        ones: &[(f64, f64)],
+        zeros: &[(f64, f64)],
+        bins: usize,
+        alpha: f64,
+    ) -> Result<Self, CompetenceError> {
+        let mut pooled: Vec<f64> = ones
+            .iter()
+            .chain(zeros)
+            .map(|&(v, _)| v)
+            .filter(|v| v.is_finite())
+            .collect();
+        pooled.sort_by(f64::total_cmp);
+        let edges = equal_mass_edges(&pooled, bins.max(1));
+        Likelihood::fit_weighted_with_edges(ones, zeros, edges, alpha)
+    }
+
+    /// [`Likelihood::fit_with_edges`] on weighted values.
+    pub fn fit_weighted_with_edges(
+        ones: &[(f64, f64)],
+        zeros: &[(f64, f64)],
+        edges: Vec<f64>,
+        alpha: f64,
+    ) -> Result<Self, CompetenceError> {
         if !(alpha.is_finite() && alpha > 0.0) {
             return Err(invalid("histogram smoothing must be a positive number"));
         }
-        let counts = |values: &[f64]| {
+        let counts = |values: &[(f64, f64)]| {
             let mut c = vec![0.0; edges.len() + 1];
-            for v in values.iter().filter(|v| v.is_finite()) {
-                c[bin_of(&edges, *v)] += 1.0;
+            for (v, w) in values
+                .iter()
+                .filter(|(v, w)| v.is_finite() && w.is_finite() && *w > 0.0)
+            {
+                c[bin_of(&edges, *v)] += w;
             }
             let total: f64 = c.iter().sum::<f64>() + alpha * c.len() as f64;
             c.iter().map(|x| (x + alpha) / total).collect::<Vec<_>>()

@@ -51,7 +51,7 @@ pub use dp::{DpSpec, OptimalSchedule, solve, solve_visiting};
 pub use facts::{StepDescription, StepMemory, StepVerdict, TestCounts, parse_test_counts};
 pub use features::{Feature, FeatureModel, FeatureState};
 pub use fit::{BeliefModel, FitOptions, FitReport, fit};
-pub use gate::{Gate, Verdict};
+pub use gate::{Exploration, Gate, Verdict};
 pub use law::{LlrAtom, LlrLaw};
 pub use likelihood::Likelihood;
 pub use prior::PRIOR_SUCCESS_RATE;

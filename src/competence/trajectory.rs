@@ -17,6 +17,9 @@ pub struct Trajectory {
     observations: Vec<Observation>,
     /// `tick_ends[t]` is the end (exclusive) of tick t's observations.
     tick_ends: Vec<usize>,
+    /// How many sessions this one stands for in a fit: 1, or the inverse of the
+    /// probability that it stayed uncensored (inverse-propensity weighting).
+    weight: f64,
 }
 
 impl Trajectory {
@@ -25,7 +28,24 @@ impl Trajectory {
             label,
             observations: Vec::new(),
             tick_ends: vec![0],
+            weight: 1.0,
         }
+    }
+
+    /// This trajectory standing for `weight` sessions in a fit (non-finite or negative
+    /// weights count as 0).
+    pub fn with_weight(mut self, weight: f64) -> Self {
+        self.weight = if weight.is_finite() && weight > 0.0 {
+            weight
+        } else {
+            0.0
+        };
+        self
+    }
+
+    /// Its weight in a fit (1 unless set by [`Trajectory::with_weight`]).
+    pub fn weight(&self) -> f64 {
+        self.weight
     }
 
     /// Opens the next tick with the given observations (what a simulator emits per tick).

@@ -163,6 +163,13 @@ impl Config {
                 "must name a calibration file (leave it out for the built-in prior)",
             ));
         }
+        if !(0.0..1.0).contains(&self.policy.explore) {
+            return Err(invalid(
+                "policy",
+                "explore",
+                "must be a probability in [0, 1) (0 turns exploration off)",
+            ));
+        }
         if self.policy.schedule_stride == 0 {
             return Err(invalid("policy", "schedule_stride", "must be at least 1"));
         }

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ask::{BlockerAsk, TaskQuestions, pool};
 use super::run::TaskRun;
-use crate::metrics::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
+use crate::metrics::{
+    CostAccuracyCurve, CostAccuracyPoint, PgrCurve, SessionAsk, cost_accuracy_curve,
+};
 use crate::protocol::Route;
 
 /// How often one route was taken.
@@ -35,7 +37,14 @@ pub struct PolicyReport {
     pub mean_senior_usd: Option<f64>,
     pub senior: RouteRate,
     pub operator: RouteRate,
+    /// Ask-F1 per blocker, pooled over tasks as HiL-Bench pools it.
     pub ask: BlockerAsk,
+    /// Ask-F1 per session: one decision and one label per session.
+    #[serde(default)]
+    pub ask_sessions: SessionAsk,
+    /// Questions the simulated operator refused after its limit of answers per task.
+    #[serde(default)]
+    pub refused: usize,
     /// Runs that could not happen.
     pub errors: usize,
     /// Runs in which the model tried to change a protected file (the task's tests).
@@ -113,6 +122,8 @@ pub fn policy_report(policy: &str, all: &[&TaskRun]) -> PolicyReport {
         senior: route_rate(&runs, Route::Senior),
         operator: route_rate(&runs, Route::Operator),
         ask: pool(&questions),
+        ask_sessions: SessionAsk::tally(runs.iter().map(|r| &r.ask)),
+        refused: runs.iter().map(|r| r.refused).sum(),
         errors: all.len() - runs.len(),
         protected_touched: runs.iter().filter(|r| r.protected_touched).count(),
     }
@@ -242,6 +253,31 @@ impl EvalReport {
                 p.errors
             );
         }
+        let _ = writeln!(
+            out,
+            "askP/askR/askF1: Ask-F1 per blocker, pooled over tasks as HiL-Bench pools it \
+             (distinct blockers found / questions asked, / blockers registered)\n\
+             \nAsk-F1 per session (one decision, one label per session: escalated or asked at \
+             least once; help needed = failed or a question marked needed)\n{:<14} {:>4} {:>4} {:>4} {:>4} {:>7} {:>6} {:>6} {:>6} {:>7}",
+            "policy", "tp", "fp", "fn", "tn", "unknown", "P", "R", "F1", "refused"
+        );
+        for p in &self.policies {
+            let s = &p.ask_sessions;
+            let _ = writeln!(
+                out,
+                "{:<14} {:>4} {:>4} {:>4} {:>4} {:>7} {:>6} {:>6} {:>6} {:>7}",
+                p.policy,
+                s.tp,
+                s.fp,
+                s.fn_,
+                s.tn,
+                s.unknown,
+                opt(s.precision(), 2),
+                opt(s.recall(), 2),
+                opt(s.f1(), 2),
+                p.refused
+            );
+        }
         for p in self.policies.iter().filter(|p| p.protected_touched > 0) {
             let _ = writeln!(
                 out,
@@ -298,6 +334,8 @@ mod tests {
                 })
                 .collect(),
             questions: vec![],
+            refused: 0,
+            ask: crate::metrics::AskSession::default(),
             blockers: 0,
             protected_touched: false,
             log: "l".into(),

@@ -38,6 +38,14 @@ pub struct TaskRun {
     pub escalations: Vec<RunEscalation>,
     /// Per question asked, the blocker it targeted.
     pub questions: Vec<Option<String>>,
+    /// Questions the operator refused after answering its limit
+    /// ([`super::operator::MAX_ANSWERED`]); they are among `questions`, targeting nothing.
+    #[serde(default)]
+    pub refused: usize,
+    /// The session's escalations with their marks, and whether it failed: its Ask-F1
+    /// decision (see [`crate::metrics::SessionAsk`]).
+    #[serde(default)]
+    pub ask: crate::metrics::AskSession,
     pub blockers: usize,
     /// The model tried to change a protected file (the task's tests) during the run.
     #[serde(default)]
@@ -131,6 +139,8 @@ impl TaskRun {
             senior_usd: 0.0,
             escalations: Vec::new(),
             questions: Vec::new(),
+            refused: 0,
+            ask: crate::metrics::AskSession::default(),
             blockers: unit.task.blockers.len(),
             protected_touched: false,
             log: unit.log.clone(),
@@ -181,7 +191,9 @@ async fn run_into(
     let result = stop.quitting(&quit_tx, session).await;
     drop(quit_tx);
     let _ = log_task.await;
-    run.questions = op.await.unwrap_or_default();
+    let served = op.await.unwrap_or_default();
+    run.questions = served.matched;
+    run.refused = served.refused;
     let end = result?;
     run.outcome = Some(end.outcome);
     run.steps = end.steps;
@@ -199,6 +211,7 @@ async fn run_into(
         && let Some(s) = sessions.last()
     {
         run.protected_touched = s.protected_touched > 0;
+        run.ask = s.ask_session();
         run.junior_usd = s.cost.junior_usd;
         run.senior_usd = s.cost.senior_usd;
         run.escalations = s

@@ -21,7 +21,7 @@
 //! id = "separator"
 //! description = "which character joins the words of a slug"
 //! answer = "Use a hyphen."
-//! phrases = ["separator", "hyphen", "underscore"]
+//! phrases = ["separator", "hyphen", "underscore"]  # whole words of the question itself
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -56,7 +56,9 @@ pub struct Blocker {
     pub description: String,
     /// What the operator says when asked about it.
     pub answer: String,
-    /// A question that contains any of these (case-insensitive) targets this blocker.
+    /// A question (its own words, not its options or quotes) that contains one of these
+    /// as whole words, case-insensitive, and no other blocker's, targets this blocker
+    /// (see [`super::operator`]); topic phrases, not words any question may use.
     pub phrases: Vec<String>,
 }
 

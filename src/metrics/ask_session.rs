@@ -7,18 +7,19 @@
 //! or not; precision, recall and F1 are over sessions. Sessions whose need is unknown (a live
 //! takeover censors the junior's outcome) are counted apart, never guessed.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ask::AskSession;
 
 /// Session-level confusion counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SessionAsk {
     /// Escalated and help was needed.
     pub tp: u64,
     /// Escalated, help was not needed.
     pub fp: u64,
     /// Not escalated, help was needed (the failure went uncaught).
+    #[serde(rename = "fn")]
     pub fn_: u64,
     pub tn: u64,
     /// Escalated, but whether it was needed is unknown.

@@ -368,6 +368,7 @@ mod tests {
             threshold: 0.2,
             why: vec![],
             shadow: false,
+            propensity: None,
         }
     }
 

@@ -191,6 +191,11 @@ pub enum Event {
         why: Vec<EvidenceTerm>,
         /// True when nothing was handed off because the session is in shadow mode.
         shadow: bool,
+        /// Under shadow exploration (`policy.explore`), the probability with which this
+        /// decision went the way it did: 1 − ε for a hand-off, ε for an explored one
+        /// (`shadow` true). Absent when the decision was not drawn (and in older logs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        propensity: Option<f64>,
     },
     OperatorAsked {
         step: u32,
@@ -416,6 +421,7 @@ impl Event {
                 threshold: 0.4,
                 why: vec![term()],
                 shadow: true,
+                propensity: Some(0.1),
             },
             Event::OperatorAsked {
                 step: 2,

@@ -10,6 +10,13 @@
 //! optimal threshold; `SessionEnded` with the outcome. The belief and each term's `llr` are
 //! the true ones (Beta density ratios, exact Bernoulli ratios for the step facts), so a
 //! calibrator fitted on the raw values can be compared with the exact posterior.
+//!
+//! With [`LogOptions::explore`] set the sessions are *live* instead: the first decision of
+//! the live loop's [`Gate`] to hand off censors the session (the senior finishes it, with
+//! its own success rate, and `SessionEnded` says `censored`), unless the gate's exploration
+//! draw keeps the junior on, in which case the decision is logged with its propensity and
+//! the session goes on in shadow mode. A corpus that censors as a deployed judge would,
+//! with the propensities `calibrate` needs to undo it.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +29,7 @@ use super::SimError;
 use super::world::World;
 use crate::competence::calibrator::sigmoid;
 use crate::competence::law::DEFAULT_LAW_ATOMS;
-use crate::competence::{DpSpec, LlrLaw, SignalKind, solve};
+use crate::competence::{DpSpec, Exploration, Gate, LlrLaw, SignalKind, Verdict, solve};
 use crate::log::LogWriter;
 use crate::protocol::{
     Actor, AskCounts, EscalationReason, Event, EvidenceTerm, Outcome, Route, Stamped,
@@ -93,6 +100,9 @@ pub struct LogOptions {
     /// Sessions written concurrently. Every step end and session end is synced to disk,
     /// so writing is bound by sync latency, not by the CPU; a few writers hide it.
     pub writers: usize,
+    /// `Some(ε)`: live sessions that hand off (censored) where the gate fires, except that
+    /// each such decision is explored with probability ε (see the module docs).
+    pub explore: Option<f64>,
 }
 
 impl Default for LogOptions {
@@ -102,6 +112,7 @@ impl Default for LogOptions {
             seed: 1,
             tokens_per_step: 10,
             writers: 8,
+            explore: None,
         }
     }
 }
@@ -248,7 +259,9 @@ fn digest(world: &World, options: &LogOptions) -> String {
 /// The live loop's bookkeeping of one session: belief, crossing, and the "why" of a step.
 struct Tracker {
     log_odds: f64,
-    was_below: bool,
+    gate: Gate,
+    /// The gate handed off: the junior's evidence ends here.
+    censored: bool,
     step_llr: [f64; SignalKind::ALL.len()],
     step_value: [f64; SignalKind::ALL.len()],
     escalations: u32,
@@ -312,6 +325,7 @@ impl SessionPlan {
         let query = world.draw_query(0.0, &mut rng)?;
         let mut write = |tick: u64, event: Event| emit(tick, event);
         let policy = "optimal".to_string();
+        let live = plan.options.explore.is_some();
         write(
             0,
             Event::SessionStarted {
@@ -323,14 +337,19 @@ impl SessionPlan {
                 junior_model: "simulated-junior".into(),
                 senior_model: "simulated-senior".into(),
                 policy: policy.clone(),
-                shadow: true,
+                shadow: !live,
                 token_budget: u64::from(world.horizon),
                 prior: world.prior,
             },
         );
+        let exploration = plan
+            .options
+            .explore
+            .and_then(|rate| Exploration::for_session(rate, seed, &format!("sim {index}")));
         let mut tr = Tracker {
             log_odds: world.prior_log_odds(),
-            was_below: false,
+            gate: Gate::new(!live, 0).with_exploration(exploration),
+            censored: false,
             step_llr: [0.0; SignalKind::ALL.len()],
             step_value: [0.0; SignalKind::ALL.len()],
             escalations: 0,
@@ -340,6 +359,7 @@ impl SessionPlan {
         let horizon = world.horizon as usize;
         let mut step = 0u32;
         let mut terms: Vec<EvidenceTerm> = Vec::with_capacity(k + FACT_RATES.len());
+        let mut end = horizon as u64;
         for t in 1..=horizon {
             let tick = t as u64;
             if (t - 1) % per_step == 0 {
@@ -371,8 +391,7 @@ impl SessionPlan {
             let reading = |tr: &mut Tracker, terms: &[EvidenceTerm]| {
                 let belief = sigmoid(tr.log_odds);
                 let below = belief < tau;
-                let crossed = below && !tr.was_below;
-                tr.was_below = below;
+                let crossed = tr.gate.on_token(below);
                 let event = Event::BeliefUpdated {
                     tick,
                     belief,
@@ -383,9 +402,17 @@ impl SessionPlan {
                 };
                 (event, belief, crossed)
             };
-            let escalation = |tr: &mut Tracker, belief: f64| {
+            // The gate's verdict as the live loop logs it: a hand-off (censoring the
+            // session), an explored decision with its propensity, or a shadow crossing.
+            let escalation = |tr: &mut Tracker, belief: f64, verdict: Verdict| {
+                let propensity = match verdict {
+                    Verdict::Continue => return None,
+                    Verdict::ShadowCrossing => None,
+                    Verdict::Escalate | Verdict::Explored => tr.gate.propensity(),
+                };
                 tr.escalations += 1;
-                Event::Escalated {
+                tr.censored |= verdict == Verdict::Escalate;
+                Some(Event::Escalated {
                     step,
                     tick,
                     route: Route::Senior,
@@ -393,14 +420,18 @@ impl SessionPlan {
                     belief,
                     threshold: tau,
                     why: tr.why(),
-                    shadow: true,
-                }
+                    shadow: verdict != Verdict::Escalate,
+                    propensity,
+                })
             };
-            let (event, belief, crossed) = reading(&mut tr, &terms);
+            let (event, belief, verdict) = reading(&mut tr, &terms);
             write(tick, event);
-            if crossed {
-                let e = escalation(&mut tr, belief);
+            if let Some(e) = escalation(&mut tr, belief, verdict) {
                 write(tick, e);
+            }
+            if tr.censored {
+                end = tick;
+                break;
             }
             if t % per_step == 0 || t == horizon {
                 // A step's update carries only the step's own evidence, as the live judge's.
@@ -417,7 +448,7 @@ impl SessionPlan {
                     tr.add(&[term]);
                     terms.push(term);
                 }
-                let (event, belief, crossed) = reading(&mut tr, &terms);
+                let (event, belief, verdict) = reading(&mut tr, &terms);
                 write(tick, event);
                 write(
                     tick,
@@ -432,14 +463,16 @@ impl SessionPlan {
                         checkpoint: None,
                     },
                 );
-                if crossed {
-                    let e = escalation(&mut tr, belief);
+                if let Some(e) = escalation(&mut tr, belief, verdict) {
                     write(tick, e);
+                }
+                if tr.censored {
+                    end = tick;
+                    break;
                 }
             }
         }
-        let end = horizon as u64;
-        let usd = world.costs.kappa * world.horizon as f64;
+        let usd = world.costs.kappa * end as f64;
         write(
             end,
             Event::CostIncurred {
@@ -451,7 +484,13 @@ impl SessionPlan {
                 estimated: true,
             },
         );
-        let outcome = if query.success {
+        // A censored session is finished by the senior: its outcome is the senior's.
+        let solved = if tr.censored {
+            query.senior_ok
+        } else {
+            query.success
+        };
+        let outcome = if solved {
             Outcome::Success
         } else {
             Outcome::Failure
@@ -477,7 +516,7 @@ impl SessionPlan {
             end,
             Event::SessionEnded {
                 outcome,
-                censored: false,
+                censored: tr.censored,
                 steps: step,
                 ticks: end,
                 usd,

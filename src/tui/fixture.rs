@@ -218,6 +218,7 @@ impl Script {
                 threshold: self.threshold,
                 why,
                 shadow: false,
+                propensity: None,
             },
         );
     }

@@ -429,6 +429,7 @@ impl AppState {
             threshold,
             ref why,
             shadow,
+            ..
         } = event
         else {
             return;

@@ -24,6 +24,8 @@ pub struct Behaviour {
     pub ask_twice: Vec<String>,
     /// Tasks on which it asks one question about nothing registered.
     pub off_target: Vec<String>,
+    /// Per task, more `ask_operator` arguments asked after its blocker questions.
+    pub extra: Vec<(String, Vec<Value>)>,
 }
 
 /// The bundled suite, read from the source tree.
@@ -137,6 +139,11 @@ pub fn solver(suite: &Suite, b: Behaviour) -> Script {
                 if b.ask_twice.contains(&task.id) {
                     plan.push(("ask_operator".into(), json!({"question": q})));
                 }
+            }
+        }
+        for (id, asks) in &b.extra {
+            if *id == task.id {
+                plan.extend(asks.iter().map(|a| ("ask_operator".to_string(), a.clone())));
             }
         }
         if b.off_target.contains(&task.id) {

@@ -61,7 +61,7 @@ async fn judged(
     .expect("send");
     drop(etx);
     let command = crx.recv().await;
-    let matched = task.await.expect("join");
+    let matched = task.await.expect("join").matched;
     let sent: Vec<String> = server
         .bodies()
         .iter()
@@ -72,7 +72,8 @@ async fn judged(
 
 #[tokio::test]
 async fn the_model_names_the_blocker_even_without_a_phrase() {
-    let (matched, command, sent) = judged(says("separator"), "Hyphen or underscore?").await;
+    let (matched, command, sent) =
+        judged(says("separator"), "Which of hyphen or underscore?").await;
     assert_eq!(matched, vec![Some("separator".to_string())]);
     assert_eq!(
         command,
@@ -84,7 +85,7 @@ async fn the_model_names_the_blocker_even_without_a_phrase() {
     // The judge saw the blocker's description and the question.
     assert!(
         sent[0].contains("which character joins the words")
-            && sent[0].contains("Hyphen or underscore?")
+            && sent[0].contains("Which of hyphen or underscore?")
     );
 }
 

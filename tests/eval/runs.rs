@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use handoff::eval::{EvalArgs, EvalReport, Policy, Shard, Suite, operator::NO_INFORMATION};
+use handoff::eval::operator::{NO_INFORMATION, REFUSED};
+use handoff::eval::{EvalArgs, EvalReport, Policy, Shard, Suite};
+use serde_json::json;
 
 use super::fake::{self, Behaviour};
 
@@ -89,6 +91,7 @@ async fn ask_f1_pools_distinct_blockers_over_questions_and_registrations() {
         asks: true,
         ask_twice: vec!["py-median".into()],
         off_target: vec!["py-fizzbuzz".into()],
+        ..Behaviour::default()
     };
     let a = args(out.path(), vec![Policy::JuniorOnly], None);
     let report = run(suite.clone(), junior, Behaviour::default(), &a).await;
@@ -121,6 +124,57 @@ async fn ask_f1_pools_distinct_blockers_over_questions_and_registrations() {
         (p.ask.questions, p.ask.precision, p.ask.recall),
         (0, None, Some(0.0))
     );
+}
+
+/// The strict operator through the whole loop: the junior's `ask_operator` calls go over
+/// HTTP to the fake, the session asks, the operator judges the question's own words and
+/// stops answering after three, and the log holds every answer and refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_reads_only_the_question_and_answers_three_per_task() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let suite = only(fake::bundled(), &["py-slugify"]);
+    let again = json!({"question": "Which separator do you want between words?"});
+    let junior = Behaviour {
+        asks: true,
+        extra: vec![(
+            "py-slugify".into(),
+            vec![
+                // A statement naming the topic: not a question.
+                json!({"question": "I will join the words with a hyphen."}),
+                // The topic only in the options: the question itself names nothing.
+                json!({"question": "Which one should I pick?", "options": ["hyphen", "underscore"]}),
+                again.clone(),
+                again.clone(),
+                again,
+            ],
+        )],
+        ..Behaviour::default()
+    };
+    let a = args(out.path(), vec![Policy::JuniorOnly], None);
+    let report = run(suite, junior, Behaviour::default(), &a).await;
+    let run = &report.runs[0];
+    let sep = Some("separator".to_string());
+    assert_eq!(
+        run.questions,
+        vec![sep.clone(), None, None, sep.clone(), sep, None],
+        "{run:?}"
+    );
+    assert_eq!(run.refused, 1);
+    let p = &report.policies[0];
+    assert_eq!((p.ask.questions, p.ask.matched, p.refused), (6, 1, 1));
+    assert!(run.passed, "the answer was given before the limit");
+    let (summaries, _) = handoff::analysis::summarize_file(&run.log).expect("log");
+    let answers: Vec<Option<&str>> = summaries[0]
+        .questions
+        .iter()
+        .map(|q| q.answer.as_deref())
+        .collect();
+    assert_eq!(answers.len(), 6);
+    assert_eq!(answers[1], Some(NO_INFORMATION));
+    assert_eq!(answers[2], Some(NO_INFORMATION));
+    assert_eq!(answers[5], Some(REFUSED), "the refusal is logged");
+    // One session, one decision: it asked, and its questions were needed.
+    assert_eq!((p.ask_sessions.tp, p.ask_sessions.fp), (1, 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,6 +67,7 @@ pub fn escalated(tick: u64, route: Route, reason: EscalationReason, shadow: bool
         threshold: 0.3,
         why: vec![term()],
         shadow,
+        propensity: None,
     }
 }
 

@@ -1,4 +1,5 @@
 mod calibrate;
+mod censoring;
 mod damage;
 mod fixtures;
 mod golden;

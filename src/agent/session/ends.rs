@@ -48,11 +48,14 @@ impl Session<'_> {
             .await;
         self.gate.set_shadow(self.inbox.control().shadow);
         let verdict = self.gate.on_step_end(reading.below);
-        if verdict == Verdict::ShadowCrossing {
+        if matches!(verdict, Verdict::ShadowCrossing | Verdict::Explored) {
             let route = self.watch.shadow_route();
-            let ev = self
-                .watch
-                .escalated(step, route, EscalationReason::Threshold, true);
+            let propensity = (verdict == Verdict::Explored)
+                .then(|| self.gate.propensity())
+                .flatten();
+            let ev =
+                self.watch
+                    .escalated(step, route, EscalationReason::Threshold, true, propensity);
             self.emitter.emit(ev).await;
         }
         verdict

@@ -10,14 +10,21 @@ impl Session<'_> {
     /// [`Session::ran_out`] labels it.
     pub(super) async fn stuck(&mut self, actor: Actor, why: String) -> Next {
         self.warn("stuck", why).await;
-        if actor == Actor::Junior && !self.inbox.control().shadow {
-            return self.escalate(EscalationReason::Stuck).await;
-        }
         if actor == Actor::Junior {
+            // The gate decides, as for a firing: hand off, or (shadow mode, an explored
+            // session, or a draw to explore) only log it and let the check label the tree.
+            self.gate.set_shadow(self.inbox.control().shadow);
+            let verdict = self.gate.on_stuck();
+            if verdict == Verdict::Escalate {
+                return self.escalate(EscalationReason::Stuck).await;
+            }
             let route = self.watch.shadow_route();
-            let ev = self
-                .watch
-                .escalated(self.step, route, EscalationReason::Stuck, true);
+            let propensity = (verdict == Verdict::Explored)
+                .then(|| self.gate.propensity())
+                .flatten();
+            let ev =
+                self.watch
+                    .escalated(self.step, route, EscalationReason::Stuck, true, propensity);
             self.emitter.emit(ev).await;
         }
         Next::End(self.ran_out().await)
@@ -120,9 +127,15 @@ impl Session<'_> {
             };
             router::decide(mode, reply.as_deref(), self.task)
         };
+        // The gate drew this hand-off (a firing or the stuck rule) under exploration.
+        let drawn = matches!(
+            reason,
+            EscalationReason::Threshold | EscalationReason::Stuck
+        );
+        let propensity = drawn.then(|| self.gate.propensity()).flatten();
         let escalated = self
             .watch
-            .escalated(self.step, decision.route, reason, false);
+            .escalated(self.step, decision.route, reason, false, propensity);
         self.emitter.emit(escalated).await;
         self.censored = true;
         if reason != EscalationReason::Threshold {
@@ -153,9 +166,13 @@ impl Session<'_> {
         question: String,
         options: Vec<String>,
     ) -> OperatorReply {
-        let escalated =
-            self.watch
-                .escalated(self.step, Route::Operator, EscalationReason::SelfAsk, false);
+        let escalated = self.watch.escalated(
+            self.step,
+            Route::Operator,
+            EscalationReason::SelfAsk,
+            false,
+            None,
+        );
         self.emitter.emit(escalated).await;
         self.censored = true;
         self.gate.on_handoff();

@@ -27,11 +27,18 @@ impl TokenObserver for JuniorJudging<'_> {
         self.gate.set_shadow(control.shadow);
         match self.gate.on_token(reading.below) {
             Verdict::Escalate => Flow::Cut(EscalationReason::Threshold),
-            Verdict::ShadowCrossing => {
+            v @ (Verdict::ShadowCrossing | Verdict::Explored) => {
                 let route = self.watch.shadow_route();
-                let ev = self
-                    .watch
-                    .escalated(self.step, route, EscalationReason::Threshold, true);
+                let propensity = (v == Verdict::Explored)
+                    .then(|| self.gate.propensity())
+                    .flatten();
+                let ev = self.watch.escalated(
+                    self.step,
+                    route,
+                    EscalationReason::Threshold,
+                    true,
+                    propensity,
+                );
                 self.emitter.emit(ev).await;
                 Flow::Continue
             }
