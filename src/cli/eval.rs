@@ -87,6 +87,10 @@ enum Action {
         /// Session logs, or directories searched for them.
         #[arg(required = true)]
         logs: Vec<PathBuf>,
+        /// Count a question as hitting a blocker when the operator answered it so at run
+        /// time, instead of re-judging it by today's strict rule.
+        #[arg(long)]
+        as_answered: bool,
         #[command(flatten)]
         json: JsonArg,
     },
@@ -105,7 +109,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             return finish(&report, json.json, &out);
         }
         Some(Action::Cascade(args)) => return super::cascade::run(args),
-        Some(Action::Asks { suite, logs, json }) => return asks(&suite, &logs, json.json),
+        Some(Action::Asks {
+            suite,
+            logs,
+            as_answered,
+            json,
+        }) => {
+            let attribution = if as_answered {
+                crate::eval::origin::Attribution::AsAnswered
+            } else {
+                crate::eval::origin::Attribution::Strict
+            };
+            return asks(&suite, &logs, attribution, json.json);
+        }
         None => {}
     }
     let suite = args.suite.context("name the suite directory")?;
@@ -219,11 +235,16 @@ fn validate_suite(dir: &Path, config: &Config, jobs: usize) -> anyhow::Result<Ex
 
 /// `eval asks`: the questions of logged sessions split by who asked, scored on the suite's
 /// blockers.
-fn asks(suite: &std::path::Path, logs: &[PathBuf], json: bool) -> anyhow::Result<Exit> {
+fn asks(
+    suite: &std::path::Path,
+    logs: &[PathBuf],
+    attribution: crate::eval::origin::Attribution,
+    json: bool,
+) -> anyhow::Result<Exit> {
     use crate::eval::origin;
     let suite = crate::eval::suite::Suite::load(suite).map_err(bad_input)?;
     let (files, errors) = crate::log::log_files(logs);
-    let (sessions, mut warnings) = origin::load_sessions(&suite, &files);
+    let (sessions, mut warnings) = origin::load_sessions(&suite, &files, attribution);
     warnings.extend(errors.iter().map(ToString::to_string));
     super::output::warn_all(&warnings);
     if sessions.is_empty() {

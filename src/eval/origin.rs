@@ -15,8 +15,12 @@
 //!   of its task's blockers, a false positive when it asked and hit none, a false negative
 //!   when its task has a blocker and no question of this origin hit one.
 //!
-//! Which blocker a question hit is what the operator did at run time: its answer is that
-//! blocker's hidden answer (the simulated operator gives the answer only on a hit).
+//! Which blocker a question hit is decided by the strict operator's rule
+//! ([`super::operator::screen`] and [`super::operator::match_phrases`], at most
+//! [`super::operator::MAX_ANSWERED`] hits a session), re-judged from the question's text, so
+//! logs made under an older, more lenient operator are scored by today's rule; or, with
+//! [`Attribution::AsAnswered`], by what the operator did at run time (its answer is that
+//! blocker's hidden answer).
 
 use std::collections::BTreeMap;
 
@@ -67,9 +71,44 @@ pub struct Asked {
     pub blocker: Option<String>,
 }
 
+/// How a question is matched to a blocker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attribution {
+    /// Today's strict operator, re-judged from the question's text.
+    Strict,
+    /// What the operator answered when the session ran.
+    AsAnswered,
+}
+
 /// The questions of one session's events, in order. An `escalated` event names the reason
 /// of the `operator_asked` that follows it; the next `operator_answered` says what came of it.
 pub fn questions<'a>(
+    events: impl IntoIterator<Item = &'a Event>,
+    blockers: &[Blocker],
+    attribution: Attribution,
+) -> Vec<Asked> {
+    let asked = answered_questions(events, blockers);
+    match attribution {
+        Attribution::AsAnswered => asked,
+        Attribution::Strict => {
+            let mut hits = 0;
+            asked
+                .into_iter()
+                .map(|mut a| {
+                    a.blocker = (hits < super::operator::MAX_ANSWERED)
+                        .then(|| super::operator::screen(&a.question).ok())
+                        .flatten()
+                        .and_then(|text| super::operator::match_phrases(blockers, &text))
+                        .map(|b| b.id.clone());
+                    hits += usize::from(a.blocker.is_some());
+                    a
+                })
+                .collect()
+        }
+    }
+}
+
+fn answered_questions<'a>(
     events: impl IntoIterator<Item = &'a Event>,
     blockers: &[Blocker],
 ) -> Vec<Asked> {
@@ -235,6 +274,7 @@ pub fn to_text(scores: &[OriginScore], sessions: &[ScoredSession]) -> String {
 pub fn load_sessions(
     suite: &super::suite::Suite,
     files: &[std::path::PathBuf],
+    attribution: Attribution,
 ) -> (Vec<ScoredSession>, Vec<String>) {
     let mut sessions = Vec::new();
     let mut warnings = Vec::new();
@@ -273,7 +313,7 @@ pub fn load_sessions(
         sessions.push(ScoredSession {
             task: task.id.clone(),
             registered: task.blockers.len(),
-            asked: questions(&events, &task.blockers),
+            asked: questions(&events, &task.blockers, attribution),
         });
     }
     (sessions, warnings)
@@ -339,7 +379,7 @@ mod tests {
             asked("stuck: what now?", false),
             answered("I have no further information."),
         ];
-        let q = questions(&events, &blockers);
+        let q = questions(&events, &blockers, Attribution::AsAnswered);
         let got: Vec<(Origin, Option<&str>)> =
             q.iter().map(|a| (a.origin, a.blocker.as_deref())).collect();
         assert_eq!(
@@ -374,5 +414,28 @@ mod tests {
         assert_eq!((junior.per_session.fp, junior.per_session.fn_), (1, 1));
         assert_eq!(junior.per_blocker.f1, Some(0.0));
         assert!(to_text(&scores, &sessions).contains("dup (judge (B < τ)): which duplicate wins?"));
+    }
+
+    #[test]
+    fn the_strict_rule_rejudges_from_the_question_and_stops_after_three_hits() {
+        let mut dup = blocker("dup", "First wins.");
+        dup.phrases = vec!["duplicate".into()];
+        let blockers = [dup];
+        // The run-time operator answered the vague question; today's rule does not.
+        let mut events = vec![
+            escalated(EscalationReason::Threshold),
+            asked("What should the function do?", false),
+            answered("First wins."),
+        ];
+        for _ in 0..4 {
+            events.push(escalated(EscalationReason::SelfAsk));
+            events.push(asked("Which duplicate key wins?", true));
+            events.push(answered("First wins."));
+        }
+        let as_answered = questions(&events, &blockers, Attribution::AsAnswered);
+        assert!(as_answered.iter().all(|a| a.blocker.is_some()));
+        let strict = questions(&events, &blockers, Attribution::Strict);
+        let hits: Vec<bool> = strict.iter().map(|a| a.blocker.is_some()).collect();
+        assert_eq!(hits, [false, true, true, true, false]);
     }
 }
