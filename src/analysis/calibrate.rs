@@ -724,7 +724,12 @@ impl CalibrationReport {
             "({} censored left out, {} unlabelled, {} incomplete)",
             c.censored_skipped, c.unlabelled, c.incomplete
         );
-        let mut out = if c.folds >= 2 {
+        let mut out = if self.assessed.is_some() {
+            format!(
+                "{} sessions from {} files: {} scored ({} tasks) {}\n",
+                c.read, self.files, c.holdout, c.holdout_tasks, left_out
+            )
+        } else if c.folds >= 2 {
             format!(
                 "{} sessions from {} files: {} labelled ({} tasks), {}-fold cross-validation by \
                  {}: each scored by a fit without its {}; the calibration is fitted on all {}\n",
@@ -744,7 +749,7 @@ impl CalibrationReport {
                 left_out
             )
         };
-        if c.explored > 0 || !c.ipw {
+        if self.fit.is_some() && (c.explored > 0 || !c.ipw) {
             out.push_str(&format!(
                 "censoring: {} training sessions uncensored by exploration; {} (effective \
                  sample {:.0} of {})\n",
