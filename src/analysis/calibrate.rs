@@ -385,12 +385,7 @@ fn eligible(
             eligible.push(s);
         }
     }
-    let distinct = eligible
-        .iter()
-        .map(|s| group_key(s))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let by_task = distinct >= 2 && eligible.iter().all(|s| !s.task.is_empty());
+    let by_task = distinct_tasks(&eligible) >= 2 && eligible.iter().all(|s| !s.task.is_empty());
     counts.split = if by_task { "task" } else { "session" };
     (counts, eligible, by_task)
 }
@@ -407,11 +402,7 @@ pub fn assess(
 ) -> Result<CalibrationReport, CalibrateError> {
     let (mut counts, eligible, _) = eligible(&corpus.sessions, include_censored);
     counts.holdout = eligible.len();
-    counts.holdout_tasks = eligible
-        .iter()
-        .map(|s| group_key(s))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    counts.holdout_tasks = distinct_tasks(&eligible);
     let (holdout, traces) = score(&paths(calibration, &eligible));
     let (builtin, _) = score(&paths(&Calibration::prior(), &eligible));
     Ok(CalibrationReport {
@@ -459,14 +450,8 @@ pub fn calibrate(
     counts.train = train.len();
     counts.holdout = held.len();
     counts.folds = folds;
-    let tasks = |side: &[&LoggedSession]| {
-        side.iter()
-            .map(|s| group_key(s))
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-    };
-    counts.train_tasks = tasks(&train);
-    counts.holdout_tasks = tasks(&held);
+    counts.train_tasks = distinct_tasks(&train);
+    counts.holdout_tasks = distinct_tasks(&held);
     counts.ipw = options.ipw;
     counts.explored = train.iter().filter(|s| s.propensity < 1.0).count();
     // Sessions left uncensored by exploration stand for the censored ones like them.
@@ -516,11 +501,9 @@ pub fn calibrate(
     let (holdout, traces) = score(&scored);
     let (builtin, _) = score(&paths(&Calibration::prior(), &held));
     let schedule = schedule(&calibration, config)?;
+    // Every eligible session once (under cross-validation both sides are all of them).
     let discrimination = super::discrimination::discrimination(
-        train
-            .iter()
-            .chain(held.iter())
-            .map(|s| (group_key(s), &s.trajectory)),
+        eligible.iter().map(|s| (group_key(s), &s.trajectory)),
     );
     let report = CalibrationReport {
         files: corpus.files,
@@ -566,6 +549,15 @@ fn fitted_on(train: &[&LoggedSession]) -> FittedOn {
             .filter(|s| s.trajectory.label == Some(true))
             .count(),
     }
+}
+
+/// How many tasks (groups of [`group_key`]) the sessions span.
+fn distinct_tasks(sessions: &[&LoggedSession]) -> usize {
+    sessions
+        .iter()
+        .map(|s| group_key(s))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
 }
 
 /// What ties a session's forecasts together for the bootstrap and the split: its task.
@@ -916,6 +908,10 @@ mod tests {
         assert_eq!(held.sessions, 60);
         assert!(held.auroc.is_some_and(|a| a > 0.9), "{:?}", held.auroc);
         assert!(report.to_text().contains("5-fold cross-validation by task"));
+        assert_eq!(
+            report.discrimination.sessions, 60,
+            "each session counted once"
+        );
         // One split scores only its held-out side.
         let (_, single) = calibrate(&corpus, &CalibrateOptions::default(), &config).expect("fit");
         assert!(single.holdout.as_ref().expect("scores").sessions < 30);
