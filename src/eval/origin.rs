@@ -195,14 +195,17 @@ pub fn score(sessions: &[ScoredSession]) -> Vec<OriginScore> {
                     registered: s.registered,
                 });
             }
-            let ratio = |n: u64, d: u64| (d > 0).then(|| n as f64 / d as f64);
-            counts.precision = ratio(counts.tp, counts.tp + counts.fp);
-            counts.recall = ratio(counts.tp, counts.tp + counts.fn_);
-            counts.f1 = match (counts.precision, counts.recall) {
-                (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
-                (Some(_), Some(_)) => Some(0.0),
-                _ => None,
+            // The session unit's scores are the metrics' own (`SessionAsk`).
+            let tally = crate::metrics::SessionAsk {
+                tp: counts.tp,
+                fp: counts.fp,
+                fn_: counts.fn_,
+                tn: counts.tn,
+                unknown: 0,
             };
+            counts.precision = tally.precision();
+            counts.recall = tally.recall();
+            counts.f1 = tally.f1();
             let per_blocker = pool(&per_task);
             OriginScore {
                 origin,
