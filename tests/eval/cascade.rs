@@ -2,19 +2,10 @@
 //! logs and the 1.5B alone on HumanEval shard 0. The single points must agree with what
 //! `eval` itself wrote in each shard's results.json.gz (another path through the code).
 
-use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
 
-fn passed_in_results(shard: &Path) -> u64 {
-    let file = std::fs::File::open(shard.join("results.json.gz")).expect("results.json.gz");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_string(&mut text)
-        .expect("gzip");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["policies"][0]["passed"].as_u64().expect("passed")
-}
+use super::passed_in_results;
 
 #[test]
 fn the_cascade_over_the_real_corpus_agrees_with_eval_and_orders_its_policies() {

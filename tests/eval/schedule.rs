@@ -1,19 +1,10 @@
 //! `handoff schedule` through the binary over the committed real corpus: the 0.5B's shadow
 //! logs and the 1.5B alone on HumanEval shard 0.
 
-use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
 
-fn senior_passed(shard: &Path) -> f64 {
-    let file = std::fs::File::open(shard.join("results.json.gz")).expect("results.json.gz");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_string(&mut text)
-        .expect("gzip");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["policies"][0]["passed"].as_f64().expect("passed")
-}
+use super::passed_in_results;
 
 #[test]
 fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
@@ -43,7 +34,10 @@ fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
     assert_eq!(v["tasks_with_senior"], 21);
     // p of the route is the senior's pass rate as eval recorded it (another path).
     let p = v["route"]["p_success"].as_f64().expect("p");
-    assert!((p - senior_passed(&senior) / 21.0).abs() < 1e-12, "{p}");
+    assert!(
+        (p - passed_in_results(&senior) as f64 / 21.0).abs() < 1e-12,
+        "{p}"
+    );
     let horizon = v["process"]["hazard"].as_array().expect("hazard").len();
     assert_eq!(v["schedule"]["tau"].as_array().expect("tau").len(), horizon);
     let policies = v["policies"].as_array().expect("policies");
