@@ -178,6 +178,9 @@ pub enum ThresholdKind {
     Constant,
     Myopic,
     Optimal,
+    /// The step schedule in `policy.step_schedule` (written by `handoff schedule --write`),
+    /// decided at junior step ends only.
+    Steps,
 }
 
 impl ThresholdKind {
@@ -186,6 +189,7 @@ impl ThresholdKind {
             ThresholdKind::Constant => "constant",
             ThresholdKind::Myopic => "myopic",
             ThresholdKind::Optimal => "optimal",
+            ThresholdKind::Steps => "steps",
         }
     }
 }
@@ -220,6 +224,9 @@ pub struct PolicyConfig {
     pub shadow: bool,
     /// A calibration JSON written by `handoff calibrate`; `None` uses the built-in prior.
     pub calibration: Option<PathBuf>,
+    /// For `threshold = "steps"`: the JSON `handoff schedule --write FILE` wrote (its
+    /// `tau`, one τ per junior step end).
+    pub step_schedule: Option<PathBuf>,
     /// Steps after a return from the senior during which no new escalation happens.
     pub cooldown_steps: u32,
     /// The optimal schedule is computed every this many ticks and held constant between.
@@ -399,6 +406,7 @@ impl Default for PolicyConfig {
             handoff: HandoffMode::Step,
             shadow: false,
             calibration: None,
+            step_schedule: None,
             cooldown_steps: 2,
             schedule_stride: 64,
             explore: 0.0,

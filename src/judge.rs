@@ -25,6 +25,45 @@ pub enum JudgeError {
     Calibration { path: String, message: String },
     #[error("cannot solve the optimal threshold schedule: {0}")]
     Schedule(String),
+    #[error("step schedule {path}: {message}")]
+    StepSchedule { path: String, message: String },
+}
+
+/// The τ_k of the step schedule file `policy.step_schedule` names (`handoff schedule
+/// --write`): its `tau` array, each in [0, 1].
+fn load_step_schedule(config: &Config) -> Result<Vec<f64>, JudgeError> {
+    let Some(path) = &config.policy.step_schedule else {
+        return Err(JudgeError::StepSchedule {
+            path: "(none)".into(),
+            message: "threshold = \"steps\" needs policy.step_schedule, the file `handoff schedule --write FILE` writes".into(),
+        });
+    };
+    let shown = path.display().to_string();
+    let bad = |message: String| JudgeError::StepSchedule {
+        path: shown.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("line {}, column {}: {e}", e.line(), e.column())))?;
+    let taus = value["tau"]
+        .as_array()
+        .ok_or_else(|| bad("expected a \"tau\" array of numbers in [0, 1]".into()))?;
+    let taus: Vec<f64> = taus
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.as_f64()
+                .filter(|t| (0.0..=1.0).contains(t))
+                .ok_or_else(|| bad(format!("tau[{i}] = {t}: expected a number in [0, 1]")))
+        })
+        .collect::<Result<_, _>>()?;
+    if taus.is_empty() {
+        return Err(bad(
+            "\"tau\" is empty: one τ per junior step end expected".into()
+        ));
+    }
+    Ok(taus)
 }
 
 /// Junior tokens per step the schedule plans with (a step ends on a tick with probability
@@ -82,6 +121,7 @@ impl SessionJudge {
             ThresholdKind::Constant => Threshold::Constant(config.policy.constant),
             ThresholdKind::Myopic => Threshold::Myopic { costs, horizon },
             ThresholdKind::Optimal => token_clock_schedule(config, &calibration)?.into_threshold(),
+            ThresholdKind::Steps => Threshold::Steps(load_step_schedule(config)?),
         };
         let shadow_route = match config.policy.route {
             RouteMode::Operator => Route::Operator,

@@ -20,7 +20,9 @@ pub enum ReplayError {
     Log(#[from] LogError),
     #[error(transparent)]
     Judge(#[from] JudgeError),
-    #[error("--policy must be constant, constant=τ, myopic or optimal; got {0:?}")]
+    #[error(
+        "--policy must be constant, constant=τ, myopic, optimal or steps=FILE (a `handoff schedule --write` file); got {0:?}"
+    )]
     Policy(String),
 }
 
@@ -53,6 +55,7 @@ pub fn counterfactual_config(
             "constant" => ThresholdKind::Constant,
             "myopic" => ThresholdKind::Myopic,
             "optimal" => ThresholdKind::Optimal,
+            "steps" => ThresholdKind::Steps,
             _ => return Err(ReplayError::Policy(p.to_string())),
         };
         match (name, tau) {
@@ -63,6 +66,7 @@ pub fn counterfactual_config(
                     .filter(|t| (0.0..=1.0).contains(t))
                     .ok_or_else(|| ReplayError::Policy(p.to_string()))?;
             }
+            ("steps", Some(file)) => c.policy.step_schedule = Some(file.into()),
             (_, Some(_)) => return Err(ReplayError::Policy(p.to_string())),
             _ => {}
         }

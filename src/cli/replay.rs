@@ -22,7 +22,8 @@ pub struct Args {
     /// Re-score under this calibration file.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
-    /// Re-score under this threshold policy: constant, constant=τ, myopic, optimal.
+    /// Re-score under this threshold policy: constant, constant=τ, myopic, optimal, or
+    /// steps=FILE (the step schedule `handoff schedule --write FILE` wrote).
     #[arg(long, value_name = "P")]
     policy: Option<String>,
     #[command(flatten)]

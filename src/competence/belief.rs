@@ -171,6 +171,10 @@ pub struct Judge {
     belief: Belief,
     threshold: Threshold,
     tick: u64,
+    /// Junior steps ended so far, and whether the last evidence was a step's end (the
+    /// moment a step schedule decides).
+    steps: u64,
+    at_step_end: bool,
 }
 
 impl Judge {
@@ -179,6 +183,8 @@ impl Judge {
             belief: Belief::new(calibration),
             threshold,
             tick: 0,
+            steps: 0,
+            at_step_end: false,
         }
     }
 
@@ -186,6 +192,7 @@ impl Judge {
     /// logprobs still costs compute, so the clock moves even when no evidence arrives.
     pub fn observe_token(&mut self, signals: &TokenSignals) {
         self.tick += 1;
+        self.at_step_end = false;
         self.belief.start_token();
         self.belief.add_token(signals);
     }
@@ -198,6 +205,8 @@ impl Judge {
     pub fn observe_step(&mut self, facts: &StepFacts) {
         self.belief.start_tick();
         self.belief.add_step(facts);
+        self.steps += 1;
+        self.at_step_end = true;
     }
 
     /// One raw observation at the current tick (e.g. replaying a logged term's value under
@@ -206,9 +215,11 @@ impl Judge {
         self.belief.add(observation)
     }
 
-    /// Back to the prior, keeping the clock (compute already spent stays spent).
+    /// Back to the prior, keeping the clock (compute already spent stays spent) and the
+    /// step count. No decision is due until new evidence arrives.
     pub fn reset(&mut self) {
         self.belief.reset();
+        self.at_step_end = false;
     }
 
     pub fn tick(&self) -> u64 {
@@ -220,9 +231,14 @@ impl Judge {
     pub fn log_odds(&self) -> f64 {
         self.belief.log_odds()
     }
-    /// τ_t at the current tick.
+    /// τ now: τ_t at the current tick, or a step schedule's τ_k right after step k ended
+    /// (0 in between: it does not decide mid-step).
     pub fn threshold(&self) -> f64 {
-        self.threshold.at(self.tick)
+        if self.at_step_end {
+            self.threshold.at_step_end(self.steps, self.tick)
+        } else {
+            self.threshold.at(self.tick)
+        }
     }
     /// The evidence added at the current tick. Step facts appear present (value 1.0) and
     /// absent (value 0.0); absent ones move ℓ very little and a UI may leave them out.

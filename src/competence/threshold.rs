@@ -91,18 +91,37 @@ pub enum Threshold {
     },
     /// A precomputed τ_t per tick (e.g. the optimal schedule); past its end the last value.
     Schedule(Vec<f64>),
+    /// τ_k at the end of junior step k = 1, 2, … (index k − 1; past its end the last
+    /// value), and no decision in between: the schedule `handoff schedule` plans on the
+    /// step clock, executed at the granularity it was planned for. k counts the junior's
+    /// steps since the session started, as the logged shadow sessions it is planned on do.
+    Steps(Vec<f64>),
 }
 
 impl Threshold {
-    /// τ_t. An empty schedule never escalates (τ = 0).
+    /// τ_t on the token clock. An empty schedule never escalates (τ = 0), and neither does
+    /// a step schedule between step ends ([`Threshold::at_step_end`] is its decision).
     pub fn at(&self, tick: u64) -> f64 {
         match self {
+            Threshold::Steps(_) => 0.0,
             Threshold::Constant(tau) => *tau,
             Threshold::Myopic { costs, horizon } => myopic(costs, *horizon, tick),
             Threshold::Schedule(taus) => {
                 let i = usize::try_from(tick).unwrap_or(usize::MAX);
                 taus.get(i).or(taus.last()).copied().unwrap_or(0.0)
             }
+        }
+    }
+
+    /// τ right after junior step `k` (1-based) has ended at `tick`: a step schedule's τ_k,
+    /// any other threshold's τ_t.
+    pub fn at_step_end(&self, k: u64, tick: u64) -> f64 {
+        match self {
+            Threshold::Steps(taus) => {
+                let i = usize::try_from(k.saturating_sub(1)).unwrap_or(usize::MAX);
+                taus.get(i).or(taus.last()).copied().unwrap_or(0.0)
+            }
+            other => other.at(tick),
         }
     }
 }
@@ -159,6 +178,17 @@ mod tests {
         assert_eq!(t.at(99), 0.3);
         assert_eq!(Threshold::Schedule(vec![]).at(0), 0.0);
         assert_eq!(Threshold::Constant(0.25).at(7), 0.25);
+    }
+
+    #[test]
+    fn a_step_schedule_decides_only_at_step_ends() {
+        let t = Threshold::Steps(vec![0.1, 0.6]);
+        assert_eq!(t.at(5), 0.0, "no decision between step ends");
+        assert_eq!(t.at_step_end(1, 5), 0.1);
+        assert_eq!(t.at_step_end(2, 9), 0.6);
+        assert_eq!(t.at_step_end(7, 90), 0.6, "the last value holds");
+        assert_eq!(Threshold::Constant(0.3).at_step_end(2, 9), 0.3);
+        assert_eq!(Threshold::Steps(vec![]).at_step_end(1, 1), 0.0);
     }
 
     #[test]

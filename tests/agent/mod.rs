@@ -15,3 +15,4 @@ mod onboarding;
 mod protect;
 mod protocol;
 mod sandbox_denial;
+mod step_schedule;
