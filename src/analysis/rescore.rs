@@ -308,6 +308,7 @@ impl Rescorer {
                 for o in observations {
                     self.judge.observe(*o);
                 }
+                self.judge.end_step();
                 Some(self.reading(true, *logged))
             }
             Evidence::StepDone => {
@@ -519,6 +520,21 @@ mod tests {
     /// τ just under the prior: one failed step takes the belief below it.
     fn tau() -> f64 {
         Calibration::prior().prior - 0.01
+    }
+
+    #[test]
+    fn a_step_schedule_is_decided_at_replayed_step_ends_only() {
+        // τ = 1 at the second step end, 0 at the first and between: only the second step's
+        // update may escalate, whatever the belief.
+        let judge = Judge::new(Calibration::prior(), Threshold::Steps(vec![0.0, 1.0]));
+        let mut r = Rescorer::new(judge, 0);
+        r.push(&Evidence::Started { shadow: true });
+        let escalates: Vec<bool> = [token(1), failed_step(1), token(2), failed_step(2), token(3)]
+            .iter()
+            .filter_map(|e| r.push(e))
+            .map(|x| x.escalate)
+            .collect();
+        assert_eq!(escalates, [false, false, false, true, false]);
     }
 
     #[test]

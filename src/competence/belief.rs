@@ -205,6 +205,12 @@ impl Judge {
     pub fn observe_step(&mut self, facts: &StepFacts) {
         self.belief.start_tick();
         self.belief.add_step(facts);
+        self.end_step();
+    }
+
+    /// A junior step has ended (its facts already added one by one, as a re-scorer adds
+    /// logged terms): the moment a step schedule decides.
+    pub fn end_step(&mut self) {
         self.steps += 1;
         self.at_step_end = true;
     }
