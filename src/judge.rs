@@ -31,7 +31,7 @@ pub enum JudgeError {
 
 /// The τ_k of the step schedule file `policy.step_schedule` names (`handoff schedule
 /// --write`): its `tau` array, each in [0, 1].
-fn load_step_schedule(config: &Config) -> Result<Vec<f64>, JudgeError> {
+pub fn load_step_schedule(config: &Config) -> Result<Vec<f64>, JudgeError> {
     let Some(path) = &config.policy.step_schedule else {
         return Err(JudgeError::StepSchedule {
             path: "(none)".into(),

@@ -16,18 +16,41 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (config, source) = args.config.load_with_source()?;
     let reports = runtime()?.block_on(crate::llm::doctor::check(&config));
     let calibration = calibration_verdict(&config);
+    let threshold = threshold_verdict(&config);
     let doc = serde_json::json!({
         "config": source.to_string(),
         "endpoints": reports,
         "calibration": calibration,
+        "threshold": threshold,
     });
     emit(args.json.json, Shape::Document, &doc, || {
         format!(
-            "config: {source}\n\n{}\ncalibration: {calibration}\n",
+            "config: {source}\n\n{}\ncalibration: {calibration}\nthreshold: {threshold}\n",
             crate::llm::doctor::render(&reports)
         )
     })?;
     Ok(Exit::for_doctor(reports.iter().all(|r| r.usable)))
+}
+
+/// One line on the threshold policy; for a step schedule, whether its file is usable (a
+/// session would refuse to start on a bad one, so say it here first).
+fn threshold_verdict(config: &crate::config::Config) -> String {
+    use crate::config::ThresholdKind;
+    match config.policy.threshold {
+        ThresholdKind::Steps => match crate::judge::load_step_schedule(config) {
+            Err(e) => format!("steps, unusable: {e}"),
+            Ok(taus) => format!(
+                "steps: {} thresholds, one per junior step end, from {}",
+                taus.len(),
+                config
+                    .policy
+                    .step_schedule
+                    .as_deref()
+                    .map_or(String::new(), |p| p.display().to_string())
+            ),
+        },
+        kind => kind.name().to_string(),
+    }
 }
 
 /// One line on the judge's calibration: which one, and whether it fits the junior.

@@ -136,3 +136,35 @@ fn a_missing_or_bad_schedule_file_is_a_clear_error() {
     let e = handoff::judge::SessionJudge::from_config(&c).expect_err("τ out of range");
     assert!(e.to_string().contains("tau[1]"), "{e}");
 }
+
+#[tokio::test]
+async fn doctor_says_whether_the_step_schedule_is_usable() {
+    let (j, s) = servers(searching_junior(), Script::new(vec![finish()])).await;
+    let files = tempfile::tempdir().expect("tempdir");
+    for (taus, expect) in [
+        (Some(&[0.2, 0.4][..]), "steps: 2 thresholds"),
+        (None, "unusable"),
+    ] {
+        let mut c = config(&j, &s);
+        if let Some(t) = taus {
+            c = with_steps(c, t, files.path());
+        } else {
+            c.policy.threshold = ThresholdKind::Steps;
+            c.policy.step_schedule = Some(files.path().join("absent.json"));
+        }
+        let path = super::support::write_config(files.path(), &c);
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+            .arg("doctor")
+            .arg("--config")
+            .arg(&path)
+            .output()
+            .await
+            .expect("run doctor");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("threshold:"))
+            .unwrap_or_default();
+        assert!(line.contains(expect), "{text}");
+    }
+}
