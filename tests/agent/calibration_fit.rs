@@ -73,19 +73,7 @@ async fn a_calibration_fitted_on_another_junior_is_a_warning_and_doctor_says_mis
             }
         }
         let path = write_config(files.path(), &cfg);
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
-            .arg("doctor")
-            .arg("--config")
-            .arg(&path)
-            .output()
-            .await
-            .expect("run doctor");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("calibration:"))
-            .unwrap_or_default()
-            .to_string();
+        let (text, line) = super::support::doctor_line(&path, "calibration:").await;
         assert_eq!(line.contains("MISMATCH"), expected == 1, "{text}");
     }
 }

@@ -153,18 +153,7 @@ async fn doctor_says_whether_the_step_schedule_is_usable() {
             c.policy.step_schedule = Some(files.path().join("absent.json"));
         }
         let path = super::support::write_config(files.path(), &c);
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
-            .arg("doctor")
-            .arg("--config")
-            .arg(&path)
-            .output()
-            .await
-            .expect("run doctor");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("threshold:"))
-            .unwrap_or_default();
+        let (text, line) = super::support::doctor_line(&path, "threshold:").await;
         assert!(line.contains(expect), "{text}");
     }
 }

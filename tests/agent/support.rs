@@ -293,6 +293,26 @@ pub fn write_config(dir: &Path, cfg: &Config) -> PathBuf {
     path
 }
 
+/// `handoff doctor --config CONFIG` through the binary: its whole text and the first line
+/// that starts with `prefix` (empty when none does).
+#[allow(dead_code)]
+pub async fn doctor_line(config: &Path, prefix: &str) -> (String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .arg("doctor")
+        .arg("--config")
+        .arg(config)
+        .output()
+        .await
+        .expect("run doctor");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_default()
+        .to_string();
+    (text, line)
+}
+
 /// Processes of this machine, read from `/proc`: for tests that look for what a command
 /// left running.
 #[allow(dead_code)]
