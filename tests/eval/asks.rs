@@ -6,6 +6,8 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
 
+use super::json_of;
+
 /// `(questions, self-initiated questions)` in the gzipped logs under `dir`.
 fn logged_questions(dir: &Path) -> (u64, u64) {
     let (mut all, mut own) = (0, 0);
@@ -36,12 +38,7 @@ fn questions_are_split_by_who_asked_and_none_is_lost() {
         .arg(&run)
         .output()
         .expect("run handoff");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let scores: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let scores = json_of(output);
     let rows = scores.as_array().expect("one row per origin");
     assert_eq!(rows.len(), 3);
     let questions = |origin: &str| {

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::passed_in_results;
+use super::{json_of, passed_in_results};
 
 #[test]
 fn the_cascade_over_the_real_corpus_agrees_with_eval_and_orders_its_policies() {
@@ -24,12 +24,7 @@ fn the_cascade_over_the_real_corpus_agrees_with_eval_and_orders_its_policies() {
         .arg(out.path())
         .output()
         .expect("run handoff");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let v = json_of(output);
     assert_eq!(v["tasks"], 21);
     assert_eq!(
         v["junior_passed"].as_u64(),
@@ -111,12 +106,7 @@ fn the_live_check_reads_the_live_run_as_eval_scored_it() {
         .arg(format!("0.5={}", live.display()))
         .output()
         .expect("run handoff");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let v = json_of(output);
     let check = &v["live"][0];
     let rows = check["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 21);

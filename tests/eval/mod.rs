@@ -23,3 +23,19 @@ fn passed_in_results(shard: &std::path::Path) -> u64 {
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
     v["policies"][0]["passed"].as_u64().expect("passed")
 }
+
+/// The stdout of a `handoff` run that must have succeeded (its stderr is the failure
+/// message otherwise).
+fn succeeded(output: std::process::Output) -> Vec<u8> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+/// The JSON document a successful `handoff … --json` run printed.
+fn json_of(output: std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&succeeded(output)).expect("json")
+}

@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::succeeded;
+
 fn refit(args: &[&str], committed: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = tempfile::tempdir().expect("tempdir");
@@ -17,11 +19,7 @@ fn refit(args: &[&str], committed: &str) {
         .arg(&file)
         .output()
         .expect("run handoff");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(output);
     let fitted = std::fs::read(&file).expect("written");
     let shipped = std::fs::read(root.join(committed)).expect("committed calibration");
     assert!(

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::passed_in_results;
+use super::{json_of, passed_in_results};
 
 #[test]
 fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
@@ -24,12 +24,7 @@ fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
         .arg(&written)
         .output()
         .expect("run handoff");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let v = json_of(output);
     assert_eq!(v["sessions"], 21);
     assert_eq!(v["tasks_with_senior"], 21);
     // p of the route is the senior's pass rate as eval recorded it (another path).
