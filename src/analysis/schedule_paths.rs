@@ -144,7 +144,7 @@ pub fn realised_cost(
         (spent + route.gamma + loss * (1.0 - route.p_success), true)
     };
     for (k, (b, t)) in s.path.beliefs.iter().zip(&s.ticks).enumerate() {
-        let threshold = tau.get(k).or(tau.last()).copied().unwrap_or(0.0);
+        let threshold = crate::competence::threshold::held(tau, k);
         if *b < threshold {
             return escalate(*t);
         }

@@ -81,6 +81,12 @@ pub fn myopic(costs: &StopCosts, horizon: u64, tick: u64) -> f64 {
     }
 }
 
+/// Entry `i` of a threshold schedule, the last entry holding past its end; an empty
+/// schedule is τ = 0 (never escalates). The one reading of a schedule, live and offline.
+pub fn held(taus: &[f64], i: usize) -> f64 {
+    taus.get(i).or(taus.last()).copied().unwrap_or(0.0)
+}
+
 /// The threshold a [`Judge`](super::Judge) compares B_t with.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Threshold {
@@ -106,10 +112,7 @@ impl Threshold {
             Threshold::Steps(_) => 0.0,
             Threshold::Constant(tau) => *tau,
             Threshold::Myopic { costs, horizon } => myopic(costs, *horizon, tick),
-            Threshold::Schedule(taus) => {
-                let i = usize::try_from(tick).unwrap_or(usize::MAX);
-                taus.get(i).or(taus.last()).copied().unwrap_or(0.0)
-            }
+            Threshold::Schedule(taus) => held(taus, usize::try_from(tick).unwrap_or(usize::MAX)),
         }
     }
 
@@ -117,10 +120,10 @@ impl Threshold {
     /// any other threshold's τ_t.
     pub fn at_step_end(&self, k: u64, tick: u64) -> f64 {
         match self {
-            Threshold::Steps(taus) => {
-                let i = usize::try_from(k.saturating_sub(1)).unwrap_or(usize::MAX);
-                taus.get(i).or(taus.last()).copied().unwrap_or(0.0)
-            }
+            Threshold::Steps(taus) => held(
+                taus,
+                usize::try_from(k.saturating_sub(1)).unwrap_or(usize::MAX),
+            ),
             other => other.at(tick),
         }
     }

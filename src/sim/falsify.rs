@@ -249,7 +249,7 @@ pub fn run_world(
         let run = |tau: &[f64]| {
             score(world, &main, name, |i| {
                 first_below(beliefs.path(i), |t| {
-                    tau.get(t).or(tau.last()).copied().unwrap_or(0.0)
+                    crate::competence::threshold::held(tau, t)
                 })
             })
         };
