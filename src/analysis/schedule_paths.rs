@@ -144,7 +144,7 @@ pub fn realised_cost(
         (spent + route.gamma + loss * (1.0 - route.p_success), true)
     };
     for (k, (b, t)) in s.path.beliefs.iter().zip(&s.ticks).enumerate() {
-        let threshold = crate::competence::threshold::held(tau, k);
+        let threshold = crate::competence::threshold::schedule_at(tau, k);
         if *b < threshold {
             return escalate(*t);
         }

@@ -174,7 +174,7 @@ pub fn schedule_value(
     // A bin escalates when its mean belief is below τ: for a τ on a cut (the DP's own)
     // that is exactly the bins below the cut; for any other τ, the bin τ falls in is
     // decided by where most of its mass is taken to be.
-    let below = |k: usize, i: usize| process.centres[i] < super::threshold::held(tau, k);
+    let below = |k: usize, i: usize| process.centres[i] < super::threshold::schedule_at(tau, k);
     Ok(induct(process, costs, |k, i, _| below(k, i)))
 }
 

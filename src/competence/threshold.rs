@@ -83,7 +83,7 @@ pub fn myopic(costs: &StopCosts, horizon: u64, tick: u64) -> f64 {
 
 /// Entry `i` of a threshold schedule, the last entry holding past its end; an empty
 /// schedule is τ = 0 (never escalates). The one reading of a schedule, live and offline.
-pub fn held(taus: &[f64], i: usize) -> f64 {
+pub fn schedule_at(taus: &[f64], i: usize) -> f64 {
     taus.get(i).or(taus.last()).copied().unwrap_or(0.0)
 }
 
@@ -112,7 +112,9 @@ impl Threshold {
             Threshold::Steps(_) => 0.0,
             Threshold::Constant(tau) => *tau,
             Threshold::Myopic { costs, horizon } => myopic(costs, *horizon, tick),
-            Threshold::Schedule(taus) => held(taus, usize::try_from(tick).unwrap_or(usize::MAX)),
+            Threshold::Schedule(taus) => {
+                schedule_at(taus, usize::try_from(tick).unwrap_or(usize::MAX))
+            }
         }
     }
 
@@ -120,7 +122,7 @@ impl Threshold {
     /// any other threshold's τ_t.
     pub fn at_step_end(&self, k: u64, tick: u64) -> f64 {
         match self {
-            Threshold::Steps(taus) => held(
+            Threshold::Steps(taus) => schedule_at(
                 taus,
                 usize::try_from(k.saturating_sub(1)).unwrap_or(usize::MAX),
             ),

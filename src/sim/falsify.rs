@@ -249,7 +249,7 @@ pub fn run_world(
         let run = |tau: &[f64]| {
             score(world, &main, name, |i| {
                 first_below(beliefs.path(i), |t| {
-                    crate::competence::threshold::held(tau, t)
+                    crate::competence::threshold::schedule_at(tau, t)
                 })
             })
         };
