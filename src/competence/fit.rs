@@ -13,7 +13,7 @@
 //! weighted by inverse propensities is fitted as if no session had been censored.
 
 use super::CompetenceError;
-use super::calibration::Calibration;
+use super::calibration::{Calibration, MAX_TEMPERING};
 use super::calibrator::{CalibrationMap, ScoreRow, sigmoid};
 use super::feature_fit::fit_features;
 pub use super::fit_options::{BeliefModel, FitOptions, FitReport};
@@ -21,8 +21,10 @@ use super::fit_options::{log_loss, sample_ticks};
 use super::histograms::histograms;
 use super::trajectory::Trajectory;
 
-/// The tempering c ≥ 0 minimising Σ w·logloss(σ(ℓ₀ + c·s), y): convex in c, so a projected
-/// Newton iteration with step halving finds it.
+/// The tempering c ∈ [0, [`MAX_TEMPERING`]] minimising Σ w·logloss(σ(ℓ₀ + c·s), y): convex
+/// in c, so a projected Newton iteration with step halving finds it. On separable rows the
+/// loss falls without end as c grows; the cap stops it where [`Calibration::validate`]
+/// would refuse the result, so a tiny corpus that happens to separate still fits.
 fn fit_tempering(prior_log_odds: f64, rows: &[(f64, bool, f64)]) -> f64 {
     let loss = |c: f64| -> f64 {
         rows.iter()
@@ -48,7 +50,7 @@ fn fit_tempering(prior_log_odds: f64, rows: &[(f64, bool, f64)]) -> f64 {
         let mut step = 1.0;
         let mut moved = false;
         while step > 1e-12 {
-            let next = (c - step * newton).max(0.0);
+            let next = (c - step * newton).clamp(0.0, MAX_TEMPERING);
             let l = loss(next);
             if l < current {
                 moved = (next - c).abs() > 1e-15;
@@ -273,5 +275,18 @@ mod tests {
             .map(|&(s, y, _)| (sigmoid(c * s) - if y { 1.0 } else { 0.0 }) * s)
             .sum();
         assert!(g.abs() < 1e-9, "{g}");
+    }
+
+    #[test]
+    fn separable_rows_with_tiny_sums_stop_at_the_largest_valid_tempering() {
+        // Labels follow the sign of sums of ±0.001: the loss keeps falling as c grows.
+        let rows: Vec<(f64, bool, f64)> = (0..6)
+            .map(|i| {
+                let s = if i % 3 == 0 { -0.001 } else { 0.001 };
+                (s, s > 0.0, 1.0)
+            })
+            .collect();
+        let c = fit_tempering(0.0, &rows);
+        assert_eq!(c, MAX_TEMPERING);
     }
 }
