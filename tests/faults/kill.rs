@@ -138,12 +138,12 @@ struct Run {
     /// The summary line was printed: the session ran to its end.
     finished: bool,
     log: PathBuf,
+    /// From the first printed event to the process's exit: the span kills are timed in.
     elapsed: Duration,
 }
 
 async fn launch(config: &Path, log: &Path, task: &str, kill_after: Option<Duration>) -> Run {
     let dir = repo(&FILES);
-    let started = Instant::now();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
         .arg("exec")
         .arg("--repo")
@@ -161,7 +161,7 @@ async fn launch(config: &Path, log: &Path, task: &str, kill_after: Option<Durati
         .spawn()
         .expect("start handoff");
     let mut stdout = child.stdout.take().expect("stdout");
-    let (first_line, started_session) = tokio::sync::oneshot::channel::<()>();
+    let (first_line, started_session) = tokio::sync::oneshot::channel::<Instant>();
     let reader = tokio::spawn(async move {
         let mut bytes = Vec::new();
         let mut first_line = Some(first_line);
@@ -174,21 +174,21 @@ async fn launch(config: &Path, log: &Path, task: &str, kill_after: Option<Durati
             if bytes.contains(&b'\n')
                 && let Some(tx) = first_line.take()
             {
-                let _ = tx.send(());
+                let _ = tx.send(Instant::now());
             }
         }
         bytes
     });
+    // Kills and session lengths are both counted from the first printed event, so a slow
+    // start-up (a loaded machine) neither widens the window nor pushes a kill past the end.
+    let first_event = started_session.await.ok();
     if let Some(after) = kill_after {
-        // Counted from the first printed event, so a slow start-up (a loaded machine)
-        // does not push the kill past the session's end.
-        let _ = started_session.await;
         tokio::time::sleep(after).await;
         // SIGKILL: no handler, no destructor, no flush runs.
         let _ = child.start_kill();
     }
     let _ = child.wait().await;
-    let elapsed = started.elapsed();
+    let elapsed = first_event.map_or(Duration::ZERO, |t| t.elapsed());
     let bytes = reader.await.expect("stdout reader");
     let text = String::from_utf8_lossy(&bytes);
     // A line cut by the kill has no newline; it was never a whole event.
@@ -336,8 +336,10 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
         "create done.txt, skip",
     ];
 
-    // Whole sessions first: they label the corpus and time the kill window.
-    let mut longest = Duration::ZERO;
+    // Whole sessions first: they label the corpus and time the kill window (on the
+    // shortest, so that a whole session slowed by a loaded machine does not stretch the
+    // window past the end of the killed ones).
+    let mut shortest = Duration::MAX;
     let mut outcomes = Vec::new();
     for task in tasks {
         let run = launch(&config, &log("whole"), task, None).await;
@@ -349,7 +351,7 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
             Event::SessionEnded { outcome, .. } => Some(outcome),
             _ => None,
         }));
-        longest = longest.max(run.elapsed);
+        shortest = shortest.min(run.elapsed);
     }
     assert_eq!(
         outcomes,
@@ -366,7 +368,7 @@ async fn sigkill_at_random_points_loses_no_flushed_event() {
         .unwrap_or_else(rand::random::<u64>);
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // Kills are timed from the first event (see `launch`).
-    let window = 0.0..longest.as_secs_f64() * 0.9;
+    let window = 0.0..shortest.as_secs_f64() * 0.9;
     let (mut mid_session, mut shorter) = (0, 0);
     for i in 0..kills() {
         let at = Duration::from_secs_f64(rng.random_range(window.clone()));
