@@ -11,7 +11,7 @@
 //! 1 and 3 differ because a script retries an abort (the server was down) but not a
 //! failed check (the work is wrong). 2 stays clap's usage code, and a broken config gets
 //! its own 4 instead of sharing 2, so "fix the command" and "fix the file" are distinct.
-//! An interrupt by a signal (SIGINT, SIGTERM, SIGHUP) still ends a session as `aborted`
+//! An interrupt by a signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) still ends a session as `aborted`
 //! (3) once the session is closed and its log flushed, and an interrupted `eval` exits 3
 //! too: not the shell's 128+n, because the process did not die of the signal, it ended
 //! the session the way a quit does (`app::stop`), and a script that retries an

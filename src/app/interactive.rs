@@ -15,7 +15,9 @@ pub enum InteractiveError {
     #[error(transparent)]
     Ui(#[from] crate::tui::TuiError),
     /// Without the handlers a signal would kill handoff with the terminal in raw mode.
-    #[error("cannot take over SIGINT, SIGTERM and SIGHUP to stop the session cleanly: {0}")]
+    #[error(
+        "cannot take over SIGINT, SIGTERM, SIGHUP and SIGQUIT to stop the session cleanly: {0}"
+    )]
     Signals(std::io::Error),
     #[error(transparent)]
     Session(#[from] session::SessionError),
@@ -31,7 +33,7 @@ pub struct Left {
 /// Runs a prepared session under the TUI until the operator leaves it.
 ///
 /// Quitting mid-session sends `Command::Quit`: the session ends as `aborted`, and the log is
-/// flushed and closed before this returns, whatever the UI did. SIGINT, SIGTERM and SIGHUP
+/// flushed and closed before this returns, whatever the UI did. SIGINT, SIGTERM, SIGHUP and SIGQUIT
 /// are [`Stop::on_signals_then`]'s, as in `exec`: the first closes the UI and quits the
 /// session, a second one exits at once.
 pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left, InteractiveError> {

@@ -1,5 +1,6 @@
-//! Stopping any front end (`exec`, `eval`, `run`, `replay`, the demo) on SIGINT, SIGTERM or
-//! SIGHUP.
+//! Stopping any front end (`exec`, `eval`, `run`, `replay`, the demo) on SIGINT, SIGTERM,
+//! SIGHUP or SIGQUIT (whose default, a core dump, would leave the terminal raw and the log
+//! without its end).
 //!
 //! A signal does not end the process: it asks each running session to quit through the
 //! session's own command inbox (`Command::Quit`), the same path the TUI's `q` takes (the
@@ -27,6 +28,7 @@ pub enum StopSignal {
     Interrupt,
     Terminate,
     Hangup,
+    Quit,
 }
 
 impl StopSignal {
@@ -35,6 +37,7 @@ impl StopSignal {
             StopSignal::Interrupt => "SIGINT",
             StopSignal::Terminate => "SIGTERM",
             StopSignal::Hangup => "SIGHUP",
+            StopSignal::Quit => "SIGQUIT",
         }
     }
 }
@@ -52,7 +55,7 @@ impl Stop {
         Stop { rx }
     }
 
-    /// A stop requested by the first SIGINT, SIGTERM or SIGHUP; the second one kills every
+    /// A stop requested by the first SIGINT, SIGTERM, SIGHUP or SIGQUIT; the second one kills every
     /// command tree and exits. Installs the handlers (they replace the default, which
     /// would kill handoff mid-write), so it must run inside the runtime.
     pub fn on_signals() -> std::io::Result<Stop> {
@@ -67,9 +70,10 @@ impl Stop {
         let mut int = signal(SignalKind::interrupt())?;
         let mut term = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;
+        let mut quit = signal(SignalKind::quit())?;
         let (tx, rx) = watch::channel(None);
         tokio::spawn(async move {
-            let first = next(&mut int, &mut term, &mut hup).await;
+            let first = next([&mut int, &mut term, &mut hup, &mut quit]).await;
             let _ = tx.send(Some(first));
             // After SIGHUP the terminal may be gone, and a terminal that takes no output
             // blocks a write: what is said goes through its own thread, so nothing here
@@ -79,7 +83,7 @@ impl Stop {
                 first.name()
             );
             std::thread::spawn(move || note(&text));
-            let second = next(&mut int, &mut term, &mut hup).await;
+            let second = next([&mut int, &mut term, &mut hup, &mut quit]).await;
             crate::agent::proctree::kill_every_command();
             let text = format!(
                 "second signal ({}): exiting without waiting for the session",
@@ -147,16 +151,14 @@ fn note(text: &str) {
     let _ = writeln!(std::io::stderr(), "handoff: {text}");
 }
 
-/// The next of the three signals.
-async fn next(
-    int: &mut tokio::signal::unix::Signal,
-    term: &mut tokio::signal::unix::Signal,
-    hup: &mut tokio::signal::unix::Signal,
-) -> StopSignal {
+/// The next of the four signals (in the order of [`Stop::on_signals_then`]'s handlers).
+async fn next(signals: [&mut tokio::signal::unix::Signal; 4]) -> StopSignal {
+    let [int, term, hup, quit] = signals;
     tokio::select! {
         _ = int.recv() => StopSignal::Interrupt,
         _ = term.recv() => StopSignal::Terminate,
         _ = hup.recv() => StopSignal::Hangup,
+        _ = quit.recv() => StopSignal::Quit,
     }
 }
 

@@ -36,7 +36,9 @@ pub enum ExecError {
     Session(#[from] session::SessionError),
     #[error("no place for session logs (no home directory); pass --log FILE")]
     NoLogDir,
-    #[error("cannot take over SIGINT, SIGTERM and SIGHUP to stop the session cleanly: {0}")]
+    #[error(
+        "cannot take over SIGINT, SIGTERM, SIGHUP and SIGQUIT to stop the session cleanly: {0}"
+    )]
     Signals(std::io::Error),
     /// The session log cannot be created; the session does not start, so no session runs
     /// that nobody can read back.

@@ -1,7 +1,7 @@
 //! `handoff eval`: run a suite under policies, merge shards, import HumanEval, or check
 //! a suite. A run that measured nothing ([`crate::eval::TaskRun::unmeasured`]: it errored,
 //! or the endpoints failed) makes the eval exit 1 and is named on stderr; a run that
-//! failed its check is a result, not an error. SIGINT, SIGTERM or SIGHUP stops it at
+//! failed its check is a result, not an error. SIGINT, SIGTERM, SIGHUP or SIGQUIT stops it at
 //! once ([`crate::app::stop`]): running sessions quit (logged `aborted`), the rest do not
 //! start, the outputs are written with those runs marked interrupted, and it exits 3.
 
@@ -138,8 +138,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let runtime = runtime()?;
     let stop = {
         let _inside = runtime.enter();
-        crate::app::stop::Stop::on_signals()
-            .context("taking over SIGINT, SIGTERM and SIGHUP to stop the sessions cleanly")?
+        crate::app::stop::Stop::on_signals().context(
+            "taking over SIGINT, SIGTERM, SIGHUP and SIGQUIT to stop the sessions cleanly",
+        )?
     };
     let eval = EvalArgs {
         suite,

@@ -30,7 +30,7 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// Most events applied before a frame is allowed, so a flood cannot starve input.
 const BATCH: usize = 4096;
 
-/// Resolves when the program is asked to stop (SIGINT, SIGTERM, SIGHUP): the UI then
+/// Resolves when the program is asked to stop (SIGINT, SIGTERM, SIGHUP, SIGQUIT): the UI then
 /// returns [`ExitReason::Signal`], telling a running session to quit. The caller owns the
 /// signals, so one mechanism stops every front end (and a second signal exits at once).
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;

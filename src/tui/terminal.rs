@@ -2,7 +2,7 @@
 //!
 //! The guard restores on drop (normal exit and errors), the panic hook restores before the
 //! panic message is printed (so it is readable), and the run loop restores on a stop (the
-//! caller's shutdown future: SIGINT, SIGTERM and SIGHUP) by returning, which drops the
+//! caller's shutdown future: SIGINT, SIGTERM, SIGHUP and SIGQUIT) by returning, which drops the
 //! guard.
 
 use std::io::{self, Write};

@@ -1,6 +1,6 @@
 //! Signals to the headless front ends while a `run` command runs (the review's M6), and
 //! what a command leaves behind after its call (M3), through the real binary: `exec` and
-//! `eval` stop at once on SIGINT, SIGTERM and SIGHUP, kill the command's tree, end the log
+//! `eval` stop at once on SIGINT, SIGTERM, SIGHUP and SIGQUIT, kill the command's tree, end the log
 //! with `session_ended: aborted` and exit 3; a double fork that cleared its environment
 //! and called `setsid` does not outlive the call.
 
@@ -50,11 +50,12 @@ async fn servers_for(command: &str) -> (ScriptedServer, ScriptedServer) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exec_stops_on_sigint_sigterm_and_sighup_and_kills_the_command() {
+async fn exec_stops_on_sigint_sigterm_sighup_and_sigquit_and_kills_the_command() {
     for (signal, name) in [
         (libc::SIGINT, "SIGINT"),
         (libc::SIGTERM, "SIGTERM"),
         (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGQUIT, "SIGQUIT"),
     ] {
         let (j, s) = servers_for("sleep 47").await;
         let home = tempfile::tempdir().expect("home");
