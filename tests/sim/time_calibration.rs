@@ -41,14 +41,15 @@ fn the_feature_belief_is_calibrated_at_every_tick_and_naive_bayes_is_not() {
     for s in &features {
         assert!((0.8..=1.25).contains(&slope(s)), "{s:?}");
     }
-    // ECE: below naive Bayes's at every tick, and within 0.015 of the calibrated-null
-    // floor's upper end (seed 1: inside it at ticks 100 and 2,000, 0.007 above at 1,000).
+    // ECE: below naive Bayes's at every tick, and within 0.005 of the calibrated-null
+    // floor's upper end (seed 1: inside it at ticks 100 and 2,000, 0.004 above at 1,000;
+    // before the squared share-against input joined, 0.007 above at 1,000, which fails).
     for (n, f) in naive.iter().zip(&features) {
         let (en, ef) = (n.ece_mass10.expect("ece"), f.ece_mass10.expect("ece"));
         let floor = f.ece_floor.expect("floor");
         assert!(ef < en, "tick {}: {ef} vs naive {en}", f.tick);
         assert!(
-            ef <= floor.upper + 0.015,
+            ef <= floor.upper + 0.005,
             "tick {}: {ef} vs {floor:?}",
             f.tick
         );
