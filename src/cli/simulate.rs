@@ -39,6 +39,12 @@ pub struct Args {
     /// With --logs: a step ends every this many ticks.
     #[arg(long, default_value_t = 10)]
     tokens_per_step: u32,
+    /// With --logs: sessions hand off (and are censored) where the gate fires, except that
+    /// each such decision is explored with probability ε in [0, 1) and logged with its
+    /// propensity — the logs `calibrate`'s inverse-propensity weighting is for. Without
+    /// it every session runs in shadow mode.
+    #[arg(long, value_name = "ε")]
+    explore: Option<f64>,
     /// T: junior ticks per query.
     #[arg(long)]
     horizon: Option<u32>,
@@ -103,10 +109,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 }
 
 fn write_logs(world: &World, args: &Args, dir: &std::path::Path) -> anyhow::Result<Exit> {
+    if let Some(e) = args.explore
+        && !(0.0..1.0).contains(&e)
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--explore {e}: expected a probability in [0, 1) (the share of hand-offs explored)"
+        )));
+    }
     let options = crate::sim::LogOptions {
         sessions: args.sessions,
         seed: args.seed,
         tokens_per_step: args.tokens_per_step,
+        explore: args.explore,
         ..crate::sim::LogOptions::default()
     };
     let bar = crate::sim::progress_bar(args.sessions as u64, "writing sessions");

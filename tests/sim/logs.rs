@@ -238,3 +238,74 @@ fn the_command_writes_logs_that_report_reads() {
     let (ok, failed) = (&v["outcomes"]["success"], &v["outcomes"]["failure"]);
     assert_eq!(ok.as_u64().expect("n") + failed.as_u64().expect("n"), 30);
 }
+
+#[test]
+fn explore_writes_censored_logs_that_calibrate_weights_and_a_bad_value_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let logs = dir.path().join("logs");
+    let bin = env!("CARGO_BIN_EXE_handoff");
+    let out = std::process::Command::new(bin)
+        .args([
+            "simulate",
+            "--sessions",
+            "200",
+            "--seed",
+            "3",
+            "--explore",
+            "0.3",
+        ])
+        .arg("--logs")
+        .arg(&logs)
+        .output()
+        .expect("run handoff");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::process::Command::new(bin)
+        .args(["report", "--json"])
+        .arg(&logs)
+        .output()
+        .expect("run report");
+    assert!(report.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&report.stdout).expect("json");
+    assert_eq!(v["sessions"], 200);
+    // Live sessions: some handed off (censored), some explored (shadow from then on).
+    let censored = v["censored"].as_u64().expect("censored");
+    let shadow = v["shadow_sessions"].as_u64().expect("shadow");
+    assert!(censored > 0, "{v}");
+    assert!(shadow < 200, "{v}");
+    let weighted = std::process::Command::new(bin)
+        .arg("calibrate")
+        .arg(&logs)
+        .output()
+        .expect("run calibrate");
+    assert!(
+        weighted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&weighted.stderr)
+    );
+    let text = String::from_utf8_lossy(&weighted.stdout);
+    assert!(
+        text.contains("uncensored by exploration; weighted by inverse propensity"),
+        "{text}"
+    );
+
+    for bad in ["1", "-0.1", "nan"] {
+        let out = std::process::Command::new(bin)
+            .args([
+                "simulate",
+                "--sessions",
+                "2",
+                &format!("--explore={bad}"),
+                "--logs",
+            ])
+            .arg(dir.path().join(format!("bad-{bad}")))
+            .output()
+            .expect("run handoff");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{bad}: {err}");
+        assert!(err.contains("--explore"), "{bad}: {err}");
+    }
+}
