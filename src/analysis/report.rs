@@ -8,7 +8,9 @@ use serde::Serialize;
 use super::summarize_file;
 use crate::log::log_files;
 use crate::metrics::session::SessionSummary;
-use crate::metrics::{AskTally, CostAccuracyPoint, ModelSteps, ask_table};
+use crate::metrics::{
+    AskTally, CostAccuracyPoint, ModelSteps, SessionAsk, SessionAskScores, ask_table,
+};
 use crate::protocol::{EscalationReason, Outcome, Route};
 
 /// Sessions read from logs, and everything that had to be skipped on the way.
@@ -148,6 +150,11 @@ pub struct Report {
     pub escalations_senior: RouteEscalations,
     pub escalations_operator: RouteEscalations,
     pub earliness: Earliness,
+    /// Ask-F1 per session, the unit the README defines (a session that crosses τ five times
+    /// counts once); sessions without a result, and sessions a forced or fault hand-off
+    /// censored, are left out. The three per-escalation tallies below pool questions as HiL-Bench
+    /// does, with false negatives per session, so their recall is not a share of failures.
+    pub ask_sessions: SessionAskScores,
     pub ask_pooled: AskScores,
     pub ask_senior: AskScores,
     pub ask_operator: AskScores,
@@ -271,7 +278,20 @@ impl Report {
                 None => outcomes.incomplete += 1,
             }
         }
-        let ask = ask_table(&sessions.iter().map(|s| s.ask_session()).collect::<Vec<_>>());
+        let asks: Vec<_> = sessions.iter().map(|s| s.ask_session()).collect();
+        let ask = ask_table(&asks);
+        // Per session, only sessions that can be labelled: a result, and no hand-off that
+        // was neither the judge's nor the junior's (a forced takeover or a fault censors
+        // the junior's outcome without being a decision to score).
+        let scored: Vec<_> = sessions
+            .iter()
+            .zip(&asks)
+            .filter(|(s, a)| {
+                matches!(s.outcome, Some(Outcome::Success | Outcome::Failure))
+                    && s.escalations.len() == a.escalations.len()
+            })
+            .map(|(_, a)| a)
+            .collect();
         let taking = |route: Option<Route>| -> Vec<&SessionSummary> {
             sessions
                 .iter()
@@ -309,6 +329,7 @@ impl Report {
                     .filter_map(|e| e.earliness)
                     .collect(),
             ),
+            ask_sessions: SessionAskScores::from(&SessionAsk::tally(scored)),
             ask_pooled: AskScores::from(&ask.pooled),
             ask_senior: AskScores::from(&ask.senior),
             ask_operator: AskScores::from(&ask.operator),
@@ -399,9 +420,35 @@ impl Report {
                 num(a.f1),
             ]
         };
+        let a = &self.ask_sessions;
         out.push_str(&table(
             &[
                 "ask-f1",
+                "tp",
+                "fp",
+                "fn",
+                "tn",
+                "unknown",
+                "precision",
+                "recall",
+                "f1",
+            ],
+            &[vec![
+                "per session".to_string(),
+                a.tp.to_string(),
+                a.fp.to_string(),
+                a.fn_.to_string(),
+                a.tn.to_string(),
+                a.unknown.to_string(),
+                num(a.precision),
+                num(a.recall),
+                num(a.f1),
+            ]],
+        ));
+        out.push('\n');
+        out.push_str(&table(
+            &[
+                "per escalation",
                 "tp",
                 "fp",
                 "fn",

@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use super::ask::{BlockerAsk, TaskQuestions, pool};
 use super::suite::Blocker;
+use crate::metrics::{SessionAsk, SessionAskScores};
 use crate::protocol::{EscalationReason, Event};
 
 /// Who put a question to the operator.
@@ -146,25 +147,14 @@ fn answered_questions<'a>(
     out
 }
 
-/// Session-level counts of one origin's questions (see the module's definition).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct SessionCounts {
-    pub tp: u64,
-    pub fp: u64,
-    pub fn_: u64,
-    pub tn: u64,
-    pub precision: Option<f64>,
-    pub recall: Option<f64>,
-    pub f1: Option<f64>,
-}
-
 /// One origin's scores in both units.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OriginScore {
     pub origin: Origin,
     pub questions: u64,
     pub per_blocker: BlockerAsk,
-    pub per_session: SessionCounts,
+    /// Session-level counts of this origin's questions (see the module's definition).
+    pub per_session: SessionAskScores,
 }
 
 /// One session to score: its task's registered blockers and its questions.
@@ -180,7 +170,7 @@ pub fn score(sessions: &[ScoredSession]) -> Vec<OriginScore> {
         .into_iter()
         .map(|origin| {
             let mut per_task: Vec<TaskQuestions> = Vec::new();
-            let mut counts = SessionCounts::default();
+            let mut counts = SessionAsk::default();
             for s in sessions {
                 let mine: Vec<&Asked> = s.asked.iter().filter(|a| a.origin == origin).collect();
                 let hit = mine.iter().any(|a| a.blocker.is_some());
@@ -195,23 +185,12 @@ pub fn score(sessions: &[ScoredSession]) -> Vec<OriginScore> {
                     registered: s.registered,
                 });
             }
-            // The session unit's scores are the metrics' own (`SessionAsk`).
-            let tally = crate::metrics::SessionAsk {
-                tp: counts.tp,
-                fp: counts.fp,
-                fn_: counts.fn_,
-                tn: counts.tn,
-                unknown: 0,
-            };
-            counts.precision = tally.precision();
-            counts.recall = tally.recall();
-            counts.f1 = tally.f1();
             let per_blocker = pool(&per_task);
             OriginScore {
                 origin,
                 questions: per_blocker.questions,
                 per_blocker,
-                per_session: counts,
+                per_session: SessionAskScores::from(&counts),
             }
         })
         .collect()

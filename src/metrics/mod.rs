@@ -20,7 +20,7 @@ pub mod uncertainty;
 mod properties;
 
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
-pub use ask_session::SessionAsk;
+pub use ask_session::{SessionAsk, SessionAskScores};
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
 pub use loop_tally::{LoopTally, ModelSteps};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};

@@ -57,7 +57,7 @@ fn questions_are_split_by_who_asked_and_none_is_lost() {
     // Twelve sessions, six with one blocker each: every origin's session counts add up.
     for r in rows {
         let c = &r["per_session"];
-        let total: u64 = ["tp", "fp", "fn_", "tn"]
+        let total: u64 = ["tp", "fp", "fn", "tn"]
             .iter()
             .map(|k| c[k].as_u64().expect("count"))
             .sum();

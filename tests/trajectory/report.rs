@@ -132,7 +132,15 @@ fn report_numbers_match_the_hand_count() {
     close(report.earliness.mean, 0.375);
     close(report.earliness.median, 0.375);
 
-    // Ask-F1: tp A, fp B, fn C, unmarked E; F is not scored.
+    // Ask-F1 per session: tp A, fp B, fn C, tn D, unknown E; F (forced) and G (no
+    // result) are left out.
+    let a = report.ask_sessions;
+    assert_eq!((a.tp, a.fp, a.fn_, a.tn, a.unknown), (1, 1, 1, 1, 1));
+    close(a.precision, 0.5);
+    close(a.recall, 0.5);
+    close(a.f1, 0.5);
+
+    // Per escalation: tp A, fp B, fn C, unmarked E; F is not scored.
     let p = report.ask_pooled;
     assert_eq!((p.tp, p.fp, p.fn_, p.unmarked), (1, 1, 1, 1));
     close(p.precision, 0.5);
@@ -224,6 +232,7 @@ fn the_command_prints_a_table_json_and_csv() {
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
     assert_eq!(value["sessions"], 7);
     assert_eq!(value["ask_senior"]["fn"], 1);
+    assert_eq!(value["ask_sessions"]["tn"], 1);
     assert!(String::from_utf8_lossy(&json.stderr).contains("g.jsonl:5:"));
 }
 
