@@ -153,16 +153,33 @@ async fn attempt_turn(
     observer: &mut impl TokenObserver,
     limit: TokenLimit,
 ) -> Result<TurnEnd, LlmError> {
-    let mut stream = client.stream_once(req).await?;
+    let waiting = Waiting::Stream {
+        junior: actor == Actor::Junior,
+    };
+    // The inbox is read while the request is opened too: a server that accepts the
+    // connection and never answers must not hold a `Quit` (or a forced escalation) until
+    // the idle timeout.
+    let mut stream = {
+        let open = client.stream_once(req);
+        tokio::pin!(open);
+        loop {
+            tokio::select! {
+                biased;
+                cmd = inbox.recv() => match inbox.handle(cmd, waiting).await {
+                    Some(Intent::Quit) => return Ok(TurnEnd::Quit),
+                    Some(Intent::Escalate) => return Ok(TurnEnd::Escalate(EscalationReason::Forced)),
+                    _ => {}
+                },
+                opened = &mut open => break opened?,
+            }
+        }
+    };
     let mut text = String::new();
     let mut tokens = 0u64;
     let mut tool_calls = Vec::new();
     let mut problem = None;
     let mut prompt_tokens = None;
     let mut tally = UsageTally::default();
-    let waiting = Waiting::Stream {
-        junior: actor == Actor::Junior,
-    };
     let cut = loop {
         tokio::select! {
             biased;

@@ -10,8 +10,9 @@
 //! what it has and exits 3 ([`crate::exit::Exit::Aborted`], not the shell's
 //! 128+signal: the session did end, as an abort, and its log is complete).
 //!
-//! A second signal is the way out of a session that cannot stop (a request that hangs
-//! before its first byte, a TUI blocked writing to a terminal that takes no output): every
+//! A second signal is the way out of a session that cannot stop (a TUI blocked writing to
+//! a terminal that takes no output; a request that hangs before its first byte is not one,
+//! the turn reads the inbox while the request opens): every
 //! command tree handoff started is killed, and the process exits 3 at once, with the log
 //! cut where it was.
 

@@ -39,6 +39,33 @@ async fn exit_within(child: &mut tokio::process::Child, limit: Duration) -> Resu
     }
 }
 
+/// `handoff exec` on `repo` with its own config and data homes under `home`, silent.
+fn spawn_exec(
+    home: &Path,
+    cfg: &Path,
+    repo: &Path,
+    log: &Path,
+    task: &str,
+) -> tokio::process::Child {
+    tokio::process::Command::new(BIN)
+        .arg("exec")
+        .arg("--repo")
+        .arg(repo)
+        .arg("--config")
+        .arg(cfg)
+        .arg("--log")
+        .arg(log)
+        .arg(task)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn exec")
+}
+
 async fn servers_for(command: &str) -> (ScriptedServer, ScriptedServer) {
     let j = ScriptedServer::start(one_command(command))
         .await
@@ -62,23 +89,7 @@ async fn exec_stops_on_sigint_sigterm_sighup_and_sigquit_and_kills_the_command()
         let cfg = write_config(home.path(), &config(&j, &s));
         let dir = repo(&[("notes.txt", "hi\n")]);
         let log = home.path().join("s.jsonl");
-        let mut child = tokio::process::Command::new(BIN)
-            .arg("exec")
-            .arg("--repo")
-            .arg(dir.path())
-            .arg("--config")
-            .arg(&cfg)
-            .arg("--log")
-            .arg(&log)
-            .arg("sleep a while")
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn exec");
+        let mut child = spawn_exec(home.path(), &cfg, dir.path(), &log, "sleep a while");
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).expect("pid");
         let sleeper = procs::wait_for_descendant(pid, "sleep 47", Duration::from_secs(30))
             .await
@@ -251,4 +262,50 @@ async fn a_python_double_fork_with_setsid_and_an_empty_environment_does_not_outl
                 os.execve('/bin/sh', ['sh', '-c', 'sleep 1; while :; do date >> py_survivor.txt; sleep 0.5; done'], {})\n \
                 os._exit(0)\nos.wait()\nprint('forked')\"; sleep 0.5";
     nothing_survives(fork, "py_survivor.txt").await;
+}
+
+/// A junior that accepts the connection, reads the request and never answers: the one
+/// signal's quit must reach the session while the request is being opened, not only after
+/// the idle timeout (600 s here) or at a second signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_signal_ends_an_exec_whose_junior_never_answers() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (accepted, mut first) = tokio::sync::mpsc::channel::<()>(8);
+    let holder = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((sock, _)) = listener.accept().await {
+            open.push(sock);
+            let _ = accepted.try_send(());
+        }
+    });
+    let (j, s) = servers_for("true").await;
+    let mut cfg = config(&j, &s);
+    cfg.junior.base_url = format!("http://{addr}/v1");
+    cfg.junior.idle_timeout_s = 600.0;
+    cfg.junior.max_retries = 0;
+    let home = tempfile::tempdir().expect("home");
+    let cfg = write_config(home.path(), &cfg);
+    let dir = repo(&[("notes.txt", "hi\n")]);
+    let log = home.path().join("s.jsonl");
+    let mut child = spawn_exec(home.path(), &cfg, dir.path(), &log, "say hello");
+    tokio::time::timeout(Duration::from_secs(30), first.recv())
+        .await
+        .expect("the junior's request never arrived");
+    // Let the request's bytes go out: the session now waits for response headers.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).expect("pid");
+    // SAFETY: kill(2) on the handoff this test started.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let code = exit_within(&mut child, PROMPT).await;
+    holder.abort();
+    assert_eq!(code, Ok(3), "one SIGINT ends the session as an abort");
+    match last_event(&log) {
+        Event::SessionEnded { outcome, .. } => assert_eq!(outcome, Outcome::Aborted),
+        other => panic!("the log ends with {other:?}, not session_ended"),
+    }
 }
