@@ -420,7 +420,7 @@ impl Report {
                 num(a.f1),
             ]
         };
-        let a = &self.ask_sessions;
+        let (a, c) = (&self.ask_sessions, &self.ask_sessions.counts);
         out.push_str(&table(
             &[
                 "ask-f1",
@@ -435,11 +435,11 @@ impl Report {
             ],
             &[vec![
                 "per session".to_string(),
-                a.tp.to_string(),
-                a.fp.to_string(),
-                a.fn_.to_string(),
-                a.tn.to_string(),
-                a.unknown.to_string(),
+                c.tp.to_string(),
+                c.fp.to_string(),
+                c.fn_.to_string(),
+                c.tn.to_string(),
+                c.unknown.to_string(),
                 num(a.precision),
                 num(a.recall),
                 num(a.f1),

@@ -219,9 +219,9 @@ pub fn to_text(scores: &[OriginScore], sessions: &[ScoredSession]) -> String {
             format!("{} / {} / {}", n(b.precision), n(b.recall), n(b.f1)),
             format!(
                 "{} {} {} · {} / {} / {}",
-                c.tp,
-                c.fp,
-                c.fn_,
+                c.counts.tp,
+                c.counts.fp,
+                c.counts.fn_,
                 n(c.precision),
                 n(c.recall),
                 n(c.f1)
@@ -391,9 +391,15 @@ mod tests {
         assert_eq!(judge.per_blocker.precision, Some(1.0));
         assert_eq!(judge.per_blocker.recall, Some(1.0 / 3.0));
         // Session a hit, session b missed.
-        assert_eq!((judge.per_session.tp, judge.per_session.fn_), (1, 1));
+        assert_eq!(
+            (judge.per_session.counts.tp, judge.per_session.counts.fn_),
+            (1, 1)
+        );
         let junior = &scores[0];
-        assert_eq!((junior.per_session.fp, junior.per_session.fn_), (1, 1));
+        assert_eq!(
+            (junior.per_session.counts.fp, junior.per_session.counts.fn_),
+            (1, 1)
+        );
         assert_eq!(junior.per_blocker.f1, Some(0.0));
         assert!(to_text(&scores, &sessions).contains("dup (judge (B < τ)): which duplicate wins?"));
     }

@@ -68,15 +68,12 @@ impl SessionAsk {
     }
 }
 
-/// [`SessionAsk`] with the scores it gives, as reports print and serialise them.
+/// [`SessionAsk`] with the scores it gives, as reports print and serialise them (the
+/// counts flattened beside the scores).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SessionAskScores {
-    pub tp: u64,
-    pub fp: u64,
-    #[serde(rename = "fn")]
-    pub fn_: u64,
-    pub tn: u64,
-    pub unknown: u64,
+    #[serde(flatten)]
+    pub counts: SessionAsk,
     pub precision: Option<f64>,
     pub recall: Option<f64>,
     pub f1: Option<f64>,
@@ -85,11 +82,7 @@ pub struct SessionAskScores {
 impl From<&SessionAsk> for SessionAskScores {
     fn from(t: &SessionAsk) -> SessionAskScores {
         SessionAskScores {
-            tp: t.tp,
-            fp: t.fp,
-            fn_: t.fn_,
-            tn: t.tn,
-            unknown: t.unknown,
+            counts: *t,
             precision: t.precision(),
             recall: t.recall(),
             f1: t.f1(),

@@ -135,7 +135,8 @@ fn report_numbers_match_the_hand_count() {
     // Ask-F1 per session: tp A, fp B, fn C, tn D, unknown E; F (forced) and G (no
     // result) are left out.
     let a = report.ask_sessions;
-    assert_eq!((a.tp, a.fp, a.fn_, a.tn, a.unknown), (1, 1, 1, 1, 1));
+    let c = a.counts;
+    assert_eq!((c.tp, c.fp, c.fn_, c.tn, c.unknown), (1, 1, 1, 1, 1));
     close(a.precision, 0.5);
     close(a.recall, 0.5);
     close(a.f1, 0.5);
