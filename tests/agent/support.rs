@@ -413,3 +413,19 @@ pub mod procs {
         }
     }
 }
+
+/// The stdout of a `handoff` run that must have succeeded (its stderr is the failure
+/// message otherwise).
+pub fn succeeded(output: std::process::Output) -> Vec<u8> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+/// The JSON document a successful `handoff … --json` run printed.
+pub fn json_of(output: std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&succeeded(output)).expect("json")
+}

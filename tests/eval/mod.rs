@@ -11,6 +11,8 @@ mod runs;
 mod schedule;
 mod shard;
 
+use crate::agent::support::{json_of, succeeded};
+
 /// Passes of the first policy in an eval shard's `results.json.gz` (what `eval` itself
 /// counted), for the tests that check another path through the code against it.
 fn passed_in_results(shard: &std::path::Path) -> u64 {
@@ -22,20 +24,4 @@ fn passed_in_results(shard: &std::path::Path) -> u64 {
         .expect("gzip");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
     v["policies"][0]["passed"].as_u64().expect("passed")
-}
-
-/// The stdout of a `handoff` run that must have succeeded (its stderr is the failure
-/// message otherwise).
-fn succeeded(output: std::process::Output) -> Vec<u8> {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout
-}
-
-/// The JSON document a successful `handoff … --json` run printed.
-fn json_of(output: std::process::Output) -> serde_json::Value {
-    serde_json::from_slice(&succeeded(output)).expect("json")
 }

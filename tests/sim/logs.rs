@@ -1,7 +1,9 @@
 //! Simulated sessions as session logs: ordinary logs, readable by the log reader, whose raw
 //! term values are enough to fit a calibrated judge.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use handoff::competence::calibrator::{MapKind, sigmoid};
 use handoff::competence::{FitOptions, Observation, Trajectory, fit};
@@ -9,6 +11,8 @@ use handoff::log::{LogReader, log_files};
 use handoff::metrics::{Binning, Forecast, ece};
 use handoff::protocol::{Event, Outcome};
 use handoff::sim::{LogOptions, SessionPlan, World, write_logs};
+
+use crate::agent::support::{json_of, succeeded};
 
 fn write(dir: &Path, sessions: usize, seed: u64) -> Vec<PathBuf> {
     let options = LogOptions {
@@ -209,29 +213,26 @@ fn a_judge_fitted_on_the_logged_values_is_calibrated() {
     assert!(gap < 0.05, "mean |B̂ − B| {gap}");
 }
 
+/// `handoff ARGS…`, its output whatever it was.
+fn handoff(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(args)
+        .output()
+        .expect("run handoff")
+}
+
 #[test]
 fn the_command_writes_logs_that_report_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
     let logs = dir.path().join("logs");
-    let bin = env!("CARGO_BIN_EXE_handoff");
-    let out = std::process::Command::new(bin)
-        .args(["simulate", "--sessions", "30", "--seed", "4", "--logs"])
-        .arg(&logs)
-        .output()
-        .expect("run handoff");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let sim = ["simulate", "--sessions", "30", "--seed", "4", "--logs"].map(OsStr::new);
+    succeeded(handoff(&[&sim[..], &[logs.as_os_str()]].concat()));
     assert_eq!(log_files(std::slice::from_ref(&logs)).0.len(), 30);
-    let report = std::process::Command::new(bin)
-        .args(["report", "--json"])
-        .arg(&logs)
-        .output()
-        .expect("run report");
-    assert!(report.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&report.stdout).expect("json");
+    let v = json_of(handoff(&[
+        OsStr::new("report"),
+        OsStr::new("--json"),
+        logs.as_os_str(),
+    ]));
     assert_eq!(v["sessions"], 30);
     assert_eq!(v["shadow_sessions"], 30);
     assert_eq!(v["censored"], 0);
@@ -243,67 +244,41 @@ fn the_command_writes_logs_that_report_reads() {
 fn explore_writes_censored_logs_that_calibrate_weights_and_a_bad_value_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let logs = dir.path().join("logs");
-    let bin = env!("CARGO_BIN_EXE_handoff");
-    let out = std::process::Command::new(bin)
-        .args([
-            "simulate",
-            "--sessions",
-            "200",
-            "--seed",
-            "3",
-            "--explore",
-            "0.3",
-        ])
-        .arg("--logs")
-        .arg(&logs)
-        .output()
-        .expect("run handoff");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = std::process::Command::new(bin)
-        .args(["report", "--json"])
-        .arg(&logs)
-        .output()
-        .expect("run report");
-    assert!(report.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&report.stdout).expect("json");
+    let sim = [
+        "simulate",
+        "--sessions",
+        "200",
+        "--seed",
+        "3",
+        "--explore",
+        "0.3",
+        "--logs",
+    ]
+    .map(OsStr::new);
+    succeeded(handoff(&[&sim[..], &[logs.as_os_str()]].concat()));
+    let v = json_of(handoff(&[
+        OsStr::new("report"),
+        OsStr::new("--json"),
+        logs.as_os_str(),
+    ]));
     assert_eq!(v["sessions"], 200);
     // Live sessions: some handed off (censored), some explored (shadow from then on).
     let censored = v["censored"].as_u64().expect("censored");
     let shadow = v["shadow_sessions"].as_u64().expect("shadow");
     assert!(censored > 0, "{v}");
     assert!(shadow < 200, "{v}");
-    let weighted = std::process::Command::new(bin)
-        .arg("calibrate")
-        .arg(&logs)
-        .output()
-        .expect("run calibrate");
-    assert!(
-        weighted.status.success(),
-        "{}",
-        String::from_utf8_lossy(&weighted.stderr)
-    );
-    let text = String::from_utf8_lossy(&weighted.stdout);
+    let weighted = succeeded(handoff(&[OsStr::new("calibrate"), logs.as_os_str()]));
+    let text = String::from_utf8_lossy(&weighted);
     assert!(
         text.contains("uncensored by exploration; weighted by inverse propensity"),
         "{text}"
     );
 
     for bad in ["1", "-0.1", "nan"] {
-        let out = std::process::Command::new(bin)
-            .args([
-                "simulate",
-                "--sessions",
-                "2",
-                &format!("--explore={bad}"),
-                "--logs",
-            ])
-            .arg(dir.path().join(format!("bad-{bad}")))
-            .output()
-            .expect("run handoff");
+        let flag = format!("--explore={bad}");
+        let out_dir = dir.path().join(format!("bad-{bad}"));
+        let sim = ["simulate", "--sessions", "2", &flag, "--logs"].map(OsStr::new);
+        let out = handoff(&[&sim[..], &[out_dir.as_os_str()]].concat());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(4), "{bad}: {err}");
         assert!(err.contains("--explore"), "{bad}: {err}");
