@@ -10,7 +10,10 @@
 //!    end, tokens per step, how sessions ended), the route's success rate p and cost γ
 //!    from the senior's logged outcomes and tokens (the configured ones without senior
 //!    logs), solves the step DP, and picks a constant τ by off-policy evaluation (the
-//!    lowest realised cost on the same training sessions);
+//!    lowest realised cost on the same training sessions), and a second one under a
+//!    conformal risk constraint (the cheapest τ among those whose conformal bound on the
+//!    share of missed failures — a junior failure reaching the user un-escalated — is at
+//!    most α, [`crate::metrics::conformal`]);
 //! 3. replays both on the held-out fold's sessions and sets the realised mean cost (95 %
 //!    bootstrap interval over tasks) beside the V₀ the process predicted;
 //! 4. with a calibration, also replays the token-clock DP `threshold = "optimal"` runs
@@ -30,7 +33,7 @@ use crate::competence::{
     schedule_value, solve_steps,
 };
 use crate::config::Config;
-use crate::metrics::{Forecast, Interval, bootstrap};
+use crate::metrics::{Forecast, Interval, bootstrap, risk_controlling};
 use crate::protocol::Event;
 
 /// Knobs of [`plan`].
@@ -44,6 +47,9 @@ pub struct PlanOptions {
     pub taus: Vec<f64>,
     /// Senior tokens × this = junior-token equivalents (γ = κ · ratio · senior tokens).
     pub ratio: f64,
+    /// α of the conformal constraint: the tolerated share of sessions whose junior failure
+    /// reaches the user un-escalated.
+    pub risk: f64,
 }
 
 impl Default for PlanOptions {
@@ -55,6 +61,7 @@ impl Default for PlanOptions {
             min_per_bin: p.min_per_bin,
             taus: (0..=100).map(|i| f64::from(i) / 100.0).collect(),
             ratio: 1.54 / 0.49,
+            risk: 0.1,
         }
     }
 }
@@ -80,6 +87,19 @@ pub struct PolicyScore {
     pub gap: Option<Interval>,
     pub escalation_rate: f64,
     pub accuracy: f64,
+    /// Share of held-out sessions whose junior failure was not escalated (the conformal
+    /// constraint's risk).
+    pub missed: f64,
+}
+
+/// The conformally constrained constant τ and the bound that certified it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RiskChoice {
+    pub alpha: f64,
+    /// The cheapest certified τ; the largest candidate when none is certified.
+    pub tau: f64,
+    /// n/(n+1) · missed share + 1/(n+1) at the smallest certified τ; `None`: no τ is.
+    pub bound: Option<f64>,
 }
 
 /// What `handoff schedule` found; `--json` prints exactly this.
@@ -102,6 +122,8 @@ pub struct PlanReport {
     pub schedule: StepSchedule,
     /// The constant τ the off-policy search picks on every session.
     pub ope_tau: f64,
+    /// The same search under the conformal risk constraint, on every session.
+    pub risk: RiskChoice,
     pub options: PlanOptions,
 }
 
@@ -158,6 +180,12 @@ struct Fitted {
     costs: StepCosts,
     schedule: StepSchedule,
     ope_tau: f64,
+    risk: RiskChoice,
+}
+
+/// The junior failed and no escalation came first: the loss the conformal constraint bounds.
+fn missed_failure(s: &SessionPath, escalated: bool) -> bool {
+    !escalated && matches!(s.path.ending, Ending::Finished(false))
 }
 
 fn fit(
@@ -182,33 +210,80 @@ fn fit(
         escalate: route.gamma + loss * (1.0 - route.p_success),
     };
     let schedule = solve_steps(&process, &costs)?;
-    let mean_cost = |tau: f64| {
-        train
-            .iter()
-            .map(|t| {
-                let r = route_on(t, &route, kappa, options.ratio);
-                realised_cost(&t.session, &[tau], kappa, loss, r).0
-            })
-            .sum::<f64>()
-    };
-    let ope_tau = options
+    // (τ, summed cost, sessions whose failure was missed) for every candidate, once.
+    let replayed: Vec<(f64, f64, usize)> = options
         .taus
         .iter()
-        .copied()
-        .min_by(|a, b| mean_cost(*a).total_cmp(&mean_cost(*b)))
-        .unwrap_or(0.0);
+        .map(|&tau| {
+            train.iter().fold((tau, 0.0, 0), |(tau, cost, missed), t| {
+                let r = route_on(t, &route, kappa, options.ratio);
+                let (c, escalated) = realised_cost(&t.session, &[tau], kappa, loss, r);
+                let m = usize::from(missed_failure(&t.session, escalated));
+                (tau, cost + c, missed + m)
+            })
+        })
+        .collect();
+    let cheapest = |from: f64| {
+        replayed
+            .iter()
+            .filter(|r| r.0 >= from)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|r| r.0)
+    };
+    let ope_tau = cheapest(f64::NEG_INFINITY).unwrap_or(0.0);
+    let n = train.len();
+    let certified = risk_controlling(&options.taus, n, options.risk, |tau| {
+        replayed
+            .iter()
+            .find(|r| r.0 == tau)
+            .map_or(1.0, |r| r.2 as f64 / n.max(1) as f64)
+    });
+    let largest = options.taus.iter().copied().fold(0.0, f64::max);
+    let risk = RiskChoice {
+        alpha: options.risk,
+        tau: certified
+            .and_then(|(from, _)| cheapest(from))
+            .unwrap_or(largest),
+        bound: certified.map(|(_, b)| b),
+    };
     Ok(Fitted {
         process,
         route,
         costs,
         schedule,
         ope_tau,
+        risk,
     })
 }
 
-/// One held-out task under one policy: (realised cost, escalated, chance correct, predicted).
-type Row = (f64, bool, f64, Option<f64>);
+/// One held-out task under one policy.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    cost: f64,
+    escalated: bool,
+    /// The chance the task ended correct.
+    correct: f64,
+    predicted: Option<f64>,
+    missed: bool,
+}
 type Outcomes = Vec<Row>;
+
+impl Row {
+    fn new(
+        s: &SessionPath,
+        (cost, escalated): (f64, bool),
+        route: RouteOutcome,
+        predicted: Option<f64>,
+    ) -> Row {
+        Row {
+            cost,
+            escalated,
+            correct: passes(s, escalated, route),
+            predicted,
+            missed: missed_failure(s, escalated),
+        }
+    }
+}
 
 /// Today's token-clock plan (`threshold = "optimal"`) for a route (`None`: the configured
 /// one): its judge and the V₀ it predicts.
@@ -245,9 +320,11 @@ pub fn plan(
     }
     let folds = options.folds.clamp(2, tasks.len().max(2));
     let (kappa, loss) = (config.costs.kappa, config.costs.loss);
+    let conformal = format!("constant τ (conformal, miss ≤ {})", options.risk);
     let names = [
         "step DP (planned on logs)",
         "constant τ (off-policy)",
+        conformal.as_str(),
         "never",
         "always",
     ];
@@ -267,25 +344,30 @@ pub fn plan(
         let f = fit(&train, config, options, fixed_route)?;
         let estimated = clock(Some(&f.route))?;
         let ope_predicted = schedule_value(&f.process, &f.costs, &[f.ope_tau])?;
-        let plans: [(Vec<f64>, Option<f64>); 4] = [
+        let risk_predicted = schedule_value(&f.process, &f.costs, &[f.risk.tau])?;
+        let plans: [(Vec<f64>, Option<f64>); 5] = [
             (f.schedule.tau.clone(), Some(f.schedule.value)),
             (vec![f.ope_tau], Some(ope_predicted)),
+            (vec![f.risk.tau], Some(risk_predicted)),
             (vec![0.0], None),
             (vec![1.0], None),
         ];
         for t in &held {
             let route = route_on(t, &f.route, kappa, options.ratio);
             for (i, (tau, predicted)) in plans.iter().enumerate() {
-                let (cost, escalated) = realised_cost(&t.session, tau, kappa, loss, route);
-                let passed = passes(&t.session, escalated, route);
-                outcomes[i].push((cost, escalated, passed, *predicted));
+                let replayed = realised_cost(&t.session, tau, kappa, loss, route);
+                outcomes[i].push(Row::new(&t.session, replayed, route, *predicted));
             }
             for (i, c) in [&configured, &estimated].into_iter().enumerate() {
                 if let Some((judge, v0)) = c {
-                    let (cost, escalated) =
+                    let replayed =
                         token_clock_cost(juniors, t, judge.clone(), config, kappa, loss, route);
-                    let passed = passes(&t.session, escalated, route);
-                    outcomes[names.len() + i].push((cost, escalated, passed, Some(*v0)));
+                    outcomes[names.len() + i].push(Row::new(
+                        &t.session,
+                        replayed,
+                        route,
+                        Some(*v0),
+                    ));
                 }
             }
         }
@@ -325,6 +407,7 @@ pub fn plan(
         costs: f.costs,
         schedule: f.schedule,
         ope_tau: f.ope_tau,
+        risk: f.risk,
         options: options.clone(),
     })
 }
@@ -384,13 +467,14 @@ fn score(name: &str, outcomes: &Outcomes) -> PolicyScore {
         lower: f64::NAN,
         upper: f64::NAN,
     };
-    let realised = bootstrap(&groups(&|o| o.0), mean, RESAMPLES, SEED).unwrap_or(nan);
-    let predicted_all = outcomes.iter().all(|o| o.3.is_some()) && !outcomes.is_empty();
-    let predicted = predicted_all.then(|| outcomes.iter().filter_map(|o| o.3).sum::<f64>() / n);
+    let realised = bootstrap(&groups(&|o| o.cost), mean, RESAMPLES, SEED).unwrap_or(nan);
+    let predicted_all = outcomes.iter().all(|o| o.predicted.is_some()) && !outcomes.is_empty();
+    let predicted =
+        predicted_all.then(|| outcomes.iter().filter_map(|o| o.predicted).sum::<f64>() / n);
     let gap = predicted_all
         .then(|| {
             bootstrap(
-                &groups(&|o| o.0 - o.3.unwrap_or(0.0)),
+                &groups(&|o| o.cost - o.predicted.unwrap_or(0.0)),
                 mean,
                 RESAMPLES,
                 SEED,
@@ -402,8 +486,9 @@ fn score(name: &str, outcomes: &Outcomes) -> PolicyScore {
         predicted,
         realised,
         gap,
-        escalation_rate: outcomes.iter().filter(|o| o.1).count() as f64 / n,
-        accuracy: outcomes.iter().map(|o| o.2).sum::<f64>() / n,
+        escalation_rate: outcomes.iter().filter(|o| o.escalated).count() as f64 / n,
+        accuracy: outcomes.iter().map(|o| o.correct).sum::<f64>() / n,
+        missed: outcomes.iter().filter(|o| o.missed).count() as f64 / n,
     }
 }
 
@@ -454,23 +539,44 @@ impl PlanReport {
             self.ope_tau,
             self.schedule.not_interval
         );
+        let r = &self.risk;
+        let _ = match r.bound {
+            Some(b) => writeln!(
+                s,
+                "conformal constraint (missed failures ≤ α {}): τ {:.2}, bound {:.4} on {} sessions",
+                r.alpha, r.tau, b, self.sessions
+            ),
+            None => writeln!(
+                s,
+                "conformal constraint (missed failures ≤ α {}): no τ certified on {} sessions \
+                 (the bound needs n ≥ 1/α − 1 and a τ that misses few enough); τ {:.2}, the largest",
+                r.alpha, self.sessions, r.tau
+            ),
+        };
         let _ = writeln!(
             s,
-            "\nheld out (each task once, planned on the other folds):\n  {:<33} {:>9}  {:>26}  \
-             {:>26}  {:>6}  {:>6}",
-            "policy", "predicted", "realised [95% CI]", "realised − predicted", "esc.", "acc."
+            "\nheld out (each task once, planned on the other folds):\n  {:<38} {:>9}  {:>26}  \
+             {:>26}  {:>6}  {:>6}  {:>6}",
+            "policy",
+            "predicted",
+            "realised [95% CI]",
+            "realised − predicted",
+            "esc.",
+            "acc.",
+            "miss"
         );
         let ci = |i: &Interval| format!("{:.4} [{:.4}, {:.4}]", i.estimate, i.lower, i.upper);
         for q in &self.policies {
             let _ = writeln!(
                 s,
-                "  {:<33} {:>9}  {:>26}  {:>26}  {:>5.0}%  {:>6.3}",
+                "  {:<38} {:>9}  {:>26}  {:>26}  {:>5.0}%  {:>6.3}  {:>6.3}",
                 q.policy,
                 q.predicted.map_or("-".into(), |v| format!("{v:.4}")),
                 ci(&q.realised),
                 q.gap.as_ref().map_or("-".into(), ci),
                 100.0 * q.escalation_rate,
-                q.accuracy
+                q.accuracy,
+                q.missed
             );
         }
         s

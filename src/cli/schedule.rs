@@ -42,6 +42,10 @@ pub struct Args {
     /// Senior tokens × this = junior-token equivalents (default 1.54 B / 0.49 B).
     #[arg(long)]
     ratio: Option<f64>,
+    /// α of the conformal constraint: the share of sessions whose junior failure may reach
+    /// the user un-escalated, in expectation on a new session like the logged ones.
+    #[arg(long, default_value_t = 0.1)]
+    risk: f64,
     /// Live logs run with `handoff = "step"`: plan with the rate at which sessions whose
     /// senior handed control back ended correct, and the compute they spent from the
     /// hand-off on, instead of the senior alone's.
@@ -77,6 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         options.ratio = r;
     }
+    if !(args.risk > 0.0 && args.risk < 1.0) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--risk must be in (0, 1), got {}",
+            args.risk
+        )));
+    }
+    options.risk = args.risk;
     if args.folds < 2 {
         return Err(bad_input(anyhow::anyhow!(
             "--folds must be at least 2, got {}",
@@ -157,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             "tau": report.schedule.tau,
             "predicted_v0": report.schedule.value,
             "off_policy_tau": report.ope_tau,
+            "conformal": report.risk,
             "costs": report.costs,
             "route": report.route,
             "process": report.process,

@@ -10,6 +10,7 @@
 pub mod ask;
 pub mod ask_session;
 pub mod calibration;
+pub mod conformal;
 pub mod loop_tally;
 pub mod ranking;
 pub mod routing;
@@ -22,6 +23,7 @@ mod properties;
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
 pub use ask_session::{SessionAsk, SessionAskScores};
 pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
+pub use conformal::risk_controlling;
 pub use loop_tally::{LoopTally, ModelSteps};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};

@@ -43,6 +43,7 @@ fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
     for name in [
         "step DP (planned on logs)",
         "constant τ (off-policy)",
+        "constant τ (conformal, miss ≤ 0.1)",
         "never",
         "always",
         "token-clock DP, configured route",
@@ -58,6 +59,22 @@ fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
         );
         assert!(lo <= est && est <= hi, "{p}");
     }
+    // 21 sessions certify α 0.1 with at most one missed failure: (21·0 + 1)/22 ≈ 0.045,
+    // one miss (21·(1/21) + 1)/22 ≈ 0.091, two 0.136. A higher τ misses no more, so the
+    // constrained constant sits between never (10 of 21 missed) and always.
+    let risk = &v["risk"];
+    assert_eq!(risk["alpha"], 0.1);
+    let bound = risk["bound"].as_f64().expect("certified");
+    assert!(bound <= 0.1, "{risk}");
+    let missed = |name: &str| {
+        policies
+            .iter()
+            .find(|p| p["policy"] == name)
+            .and_then(|p| p["missed"].as_f64())
+            .expect("missed")
+    };
+    assert!(missed("constant τ (conformal, miss ≤ 0.1)") <= missed("never"));
+    assert!(missed("always") <= missed("constant τ (conformal, miss ≤ 0.1)"));
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&written).expect("written")).expect("json");
     assert_eq!(file["tau"], v["schedule"]["tau"]);
@@ -78,6 +95,11 @@ fn schedule_refuses_bad_folds_and_logs_without_hand_backs() {
     let folds = run(&["--folds", "1"]);
     assert_eq!(folds.status.code(), Some(4), "bad input");
     assert!(String::from_utf8_lossy(&folds.stderr).contains("--folds"));
+    for risk in ["0", "1", "NaN", "-0.1"] {
+        let bad = run(&[&format!("--risk={risk}")]);
+        assert_eq!(bad.status.code(), Some(4), "--risk {risk}");
+        assert!(String::from_utf8_lossy(&bad.stderr).contains("--risk"));
+    }
     // The junior's shadow logs have no hand-back in them.
     let shadow = root.join("junior/shard-0-of-8");
     let returns = run(&["--returns", shadow.to_str().expect("utf-8 path")]);
