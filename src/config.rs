@@ -210,6 +210,13 @@ pub enum HandoffMode {
     Step,
     /// The senior finishes the task.
     Rest,
+    /// The senior starts over and finishes: the work tree goes back to where the session
+    /// started (the junior's tree is kept as the checkpoint `before-restart`) and the senior
+    /// gets the task alone, under the junior's prompt — the offline cascade's "senior
+    /// alone", reached mid-session. For juniors whose work the senior cannot use: live, a
+    /// `rest` takeover that read the junior's note solved 0 of the tasks the senior alone
+    /// solved (README "The assumption, checked live").
+    Restart,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

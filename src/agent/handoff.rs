@@ -81,6 +81,7 @@ pub(crate) async fn take_over(
     let mode = match config.policy.handoff {
         HandoffMode::Step => "step",
         HandoffMode::Rest => "rest",
+        HandoffMode::Restart => "restart",
     };
     emitter
         .emit(Event::SeniorTookOver {
@@ -90,7 +91,11 @@ pub(crate) async fn take_over(
             context_chars: note.chars().count() as u64,
         })
         .await;
-    vec![Message::system(prompts.senior.clone()), Message::user(note)]
+    let system = match config.policy.handoff {
+        HandoffMode::Restart => prompts.restart.clone(),
+        HandoffMode::Step | HandoffMode::Rest => prompts.senior.clone(),
+    };
+    vec![Message::system(system), Message::user(note)]
 }
 
 /// What the junior is told after a one-step takeover.

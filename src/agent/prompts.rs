@@ -20,6 +20,9 @@ pub struct Prompts {
     pub junior_text: String,
     /// The senior's prompt under `tool_protocol = "text"`, with `{tools}` and `{example}`.
     pub senior_text: String,
+    /// The senior's system prompt when it starts over (`handoff = "restart"`): the junior's
+    /// prompt under the senior's tool protocol, so a restart is the senior alone on the task.
+    pub restart: String,
 }
 
 /// Why a prompt override could not be used.
@@ -40,6 +43,7 @@ impl Default for Prompts {
             handoff: include_str!("../../prompts/handoff.txt").to_string(),
             junior_text: include_str!("../../prompts/junior_text.txt").to_string(),
             senior_text: include_str!("../../prompts/senior_text.txt").to_string(),
+            restart: include_str!("../../prompts/junior.txt").to_string(),
         }
     }
 }
@@ -60,6 +64,7 @@ impl Prompts {
                 *slot = read(key, path)?;
             }
         }
+        p.restart.clone_from(&p.junior);
         Ok(p)
     }
 
@@ -72,6 +77,11 @@ impl Prompts {
         senior: ToolProtocol,
         tools: &[crate::llm::ToolSpec],
     ) -> Prompts {
+        self.restart = if senior.uses_text() {
+            textprompt::system_prompt(&self.junior_text, tools)
+        } else {
+            self.junior.clone()
+        };
         if junior.uses_text() {
             self.junior = textprompt::system_prompt(&self.junior_text, tools);
         }

@@ -423,3 +423,73 @@ async fn running_out_of_steps_is_labelled_by_the_check() {
         );
     }
 }
+
+/// `handoff = "restart"`: the senior starts over from the session's start — the junior's
+/// write is undone (and kept as the checkpoint `before-restart`), and the senior sees the
+/// task alone under the junior's prompt, not the handoff note.
+#[tokio::test]
+async fn a_restart_takeover_undoes_the_juniors_work_and_gives_the_senior_the_task_alone() {
+    let junior = Script::new(vec![
+        reply(
+            confident("Writing a first try."),
+            Some((
+                "c1",
+                "write_file",
+                json!({"path": "junk.txt", "content": "junior\n"}),
+            )),
+        ),
+        reply(
+            join([confident("Now"), hesitant(&lost())]),
+            Some(("c2", "read_file", json!({"path": "notes.txt"}))),
+        ),
+    ]);
+    let senior = Script::new(vec![write_done(), finish()]);
+    let (j, s) = servers(junior, senior).await;
+    let dir = repo(&FILES);
+    let mut cfg = config(&j, &s);
+    cfg.policy.route = RouteMode::Senior;
+    cfg.policy.handoff = handoff::config::HandoffMode::Restart;
+    cfg.agent.check = Some("test -f done.txt && test ! -e junk.txt".into());
+    let ran = run(
+        cfg,
+        dir.path(),
+        "create done.txt",
+        vec![],
+        Approvals::Refused,
+    )
+    .await;
+    assert_eq!(ran.summary.outcome, Outcome::Success);
+    assert!(!dir.path().join("junk.txt").exists());
+    let took = ran.events.iter().find_map(|e| match e {
+        Event::SeniorTookOver { mode, .. } => Some(mode.clone()),
+        _ => None,
+    });
+    assert_eq!(took.as_deref(), Some("restart"));
+    let first = &s.bodies()[0]["messages"];
+    let system = first[0]["content"].as_str().expect("system");
+    assert!(system.contains("careful software engineer"), "{system}");
+    assert_eq!(first[1]["content"], "create done.txt");
+    assert_eq!(first.as_array().map(Vec::len), Some(2));
+    // The junior's tree is still there to restore.
+    let refs = std::process::Command::new("git")
+        .args(["for-each-ref", "--format=%(refname)", "refs/handoff/"])
+        .current_dir(dir.path())
+        .output()
+        .expect("git");
+    let refs = String::from_utf8_lossy(&refs.stdout);
+    let kept = refs
+        .lines()
+        .find(|r| r.ends_with("/before-restart"))
+        .unwrap_or_else(|| panic!("no before-restart checkpoint in {refs}"));
+    let show = std::process::Command::new("git")
+        .args(["show", &format!("{kept}:junk.txt")])
+        .current_dir(dir.path())
+        .output()
+        .expect("git");
+    assert_eq!(String::from_utf8_lossy(&show.stdout), "junior\n");
+    let restore_failed = ran
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Warning { kind, .. } if kind == "restart_restore"));
+    assert!(!restore_failed);
+}

@@ -189,12 +189,48 @@ impl Session<'_> {
     }
 
     pub(super) async fn hand_to_senior(&mut self, note: String) {
+        let note = if self.config().policy.handoff == HandoffMode::Restart {
+            self.start_over().await;
+            self.task.to_string()
+        } else {
+            note
+        };
         let (step, tick) = (self.step, self.watch.tick());
         let history =
             handoff::take_over(&self.emitter, self.config(), self.prompts, step, tick, note).await;
         self.senior_history = Some(history);
         self.senior_progress = Progress::default();
         self.repairs.usable();
+    }
+
+    /// `handoff = "restart"`: the work tree goes back to the session's start; the junior's
+    /// tree is kept as the checkpoint `before-restart` (so `handoff restore` brings it
+    /// back). Without a repository or a start checkpoint the senior starts from the tree as
+    /// it is, and a warning says so.
+    async fn start_over(&mut self) {
+        let restored = match (self.env.repo, &self.start_checkpoint) {
+            (Some(repo), Some(start)) => match repo.lock() {
+                Ok(r) => r
+                    .restore(start)
+                    .and_then(|before| r.keep(self.env.session_id, "before-restart", &before))
+                    .map_err(|e| e.to_string()),
+                Err(_) => Err("the repository lock was poisoned".to_string()),
+            },
+            _ => Err("the session has no start checkpoint (not a git repository)".to_string()),
+        };
+        match restored {
+            Ok(()) => {
+                self.last_checkpoint.clone_from(&self.start_checkpoint);
+                self.ledger = HandoffLedger::default();
+            }
+            Err(why) => {
+                let message = format!(
+                    "restart: the work tree could not go back to the session's start ({why}); \
+                     the senior starts from the tree as the junior left it"
+                );
+                self.warn("restart_restore", message).await;
+            }
+        }
     }
 
     /// After a one-step takeover: the junior continues, told what the senior did.
