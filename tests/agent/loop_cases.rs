@@ -1,14 +1,14 @@
 use handoff::agent::session::Approvals;
 use handoff::app::operator::PreparedAnswer;
-use handoff::config::{Approval, RouteMode};
+use handoff::config::{Approval, HandoffMode, RouteMode};
 use handoff::demo::script::{confident, hesitant, join, reply};
-use handoff::demo::server::{Reply, Script};
+use handoff::demo::server::{Reply, Script, ScriptedServer};
 use handoff::demo::sse::{Tok, completion};
 use handoff::protocol::{EscalationReason, Event, Outcome, Route};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{FILES, config, finish, lost, repo, run, servers, write_done};
+use super::support::{FILES, Ran, config, finish, lost, repo, run, servers, write_done};
 
 #[tokio::test]
 async fn a_confident_junior_finishes_alone_and_the_check_labels_success() {
@@ -69,20 +69,20 @@ async fn a_confident_junior_finishes_alone_and_the_check_labels_success() {
     );
 }
 
-#[tokio::test]
-async fn degrading_logprobs_cut_the_junior_and_the_senior_finishes() {
+/// The junior makes the confident call `first`, then loses confidence while proposing
+/// `second` and is cut; the senior, routed to directly under `mode`, writes done.txt and
+/// finishes; `check` labels the result. (the run, its repository, the senior's server)
+async fn cut_and_taken_over(
+    first: (&str, serde_json::Value),
+    second: (&str, serde_json::Value),
+    mode: HandoffMode,
+    check: &str,
+) -> (Ran, tempfile::TempDir, ScriptedServer) {
     let junior = Script::new(vec![
-        reply(
-            confident("Reading notes."),
-            Some(("c1", "read_file", json!({"path": "notes.txt"}))),
-        ),
+        reply(confident("First."), Some(("c1", first.0, first.1))),
         reply(
             join([confident("Now"), hesitant(&lost())]),
-            Some((
-                "c2",
-                "write_file",
-                json!({"path": "wrong.txt", "content": "x"}),
-            )),
+            Some(("c2", second.0, second.1)),
         ),
     ]);
     let senior = Script::new(vec![write_done(), finish()]);
@@ -90,14 +90,20 @@ async fn degrading_logprobs_cut_the_junior_and_the_senior_finishes() {
     let dir = repo(&FILES);
     let mut cfg = config(&j, &s);
     cfg.policy.route = RouteMode::Senior;
-    cfg.policy.handoff = handoff::config::HandoffMode::Rest;
-    cfg.agent.check = Some("test -f done.txt".into());
-    let ran = run(
-        cfg,
-        dir.path(),
-        "create done.txt",
-        vec![],
-        Approvals::Refused,
+    cfg.policy.handoff = mode;
+    cfg.agent.check = Some(check.into());
+    let task = "create done.txt";
+    let ran = run(cfg, dir.path(), task, vec![], Approvals::Refused).await;
+    (ran, dir, s)
+}
+
+#[tokio::test]
+async fn degrading_logprobs_cut_the_junior_and_the_senior_finishes() {
+    let (ran, dir, s) = cut_and_taken_over(
+        ("read_file", json!({"path": "notes.txt"})),
+        ("write_file", json!({"path": "wrong.txt", "content": "x"})),
+        HandoffMode::Rest,
+        "test -f done.txt",
     )
     .await;
     assert_eq!(ran.summary.outcome, Outcome::Success);
@@ -429,33 +435,14 @@ async fn running_out_of_steps_is_labelled_by_the_check() {
 /// task alone under the junior's prompt, not the handoff note.
 #[tokio::test]
 async fn a_restart_takeover_undoes_the_juniors_work_and_gives_the_senior_the_task_alone() {
-    let junior = Script::new(vec![
-        reply(
-            confident("Writing a first try."),
-            Some((
-                "c1",
-                "write_file",
-                json!({"path": "junk.txt", "content": "junior\n"}),
-            )),
+    let (ran, dir, s) = cut_and_taken_over(
+        (
+            "write_file",
+            json!({"path": "junk.txt", "content": "junior\n"}),
         ),
-        reply(
-            join([confident("Now"), hesitant(&lost())]),
-            Some(("c2", "read_file", json!({"path": "notes.txt"}))),
-        ),
-    ]);
-    let senior = Script::new(vec![write_done(), finish()]);
-    let (j, s) = servers(junior, senior).await;
-    let dir = repo(&FILES);
-    let mut cfg = config(&j, &s);
-    cfg.policy.route = RouteMode::Senior;
-    cfg.policy.handoff = handoff::config::HandoffMode::Restart;
-    cfg.agent.check = Some("test -f done.txt && test ! -e junk.txt".into());
-    let ran = run(
-        cfg,
-        dir.path(),
-        "create done.txt",
-        vec![],
-        Approvals::Refused,
+        ("read_file", json!({"path": "notes.txt"})),
+        HandoffMode::Restart,
+        "test -f done.txt && test ! -e junk.txt",
     )
     .await;
     assert_eq!(ran.summary.outcome, Outcome::Success);
