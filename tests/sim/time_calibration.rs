@@ -55,3 +55,28 @@ fn the_feature_belief_is_calibrated_at_every_tick_and_naive_bayes_is_not() {
         );
     }
 }
+
+/// With more training sessions the fit's own error shrinks and what is left is the held-out
+/// set's sampling noise: 24,000 sessions, three tasks in four train (18,000), the fourth
+/// is held out (6,000). Measured with `examples/time_calibration_probe` (`24000 4 1,…,10
+/// many`), seeds 1–10: inside the calibrated-null floor's 95 % interval at tick 100 on 9,
+/// at tick 1,000 on all 10 and at tick 2,000 on 7 (the other three by 0.004–0.008; the
+/// same beliefs of two of them on held-out-sized draws of fresh sessions are inside at tick
+/// 2,000 on 8 of 8); with 2,000 training sessions tick 1,000 is inside on none of seeds
+/// 1–3, which this test then fails.
+#[test]
+fn with_ample_training_sessions_the_feature_belief_is_inside_the_noise_floor_at_every_tick() {
+    let sessions = CorrelatedWorld::default().sessions(24_000, 1);
+    let (few, many) = split_by_task(&sessions, 4);
+    let (train, held) = (many, few);
+    assert_eq!((train.len(), held.len()), (18_000, 6_000));
+    let cal = fit_model(&train, BeliefModel::Features).expect("fit");
+    for s in score_at_ticks(&cal, &held, &TICKS, 200) {
+        eprintln!("{s:?}");
+        let ece = s.ece_mass10.expect("ece");
+        let floor = s.ece_floor.expect("floor");
+        assert!(ece <= floor.upper, "tick {}: {ece} vs {floor:?}", s.tick);
+        let slope = s.slope.expect("slope");
+        assert!((0.8..=1.25).contains(&slope), "{s:?}");
+    }
+}
