@@ -15,7 +15,6 @@ use crate::router::Question;
 
 use super::emitter::Emitter;
 use super::inbox::{Inbox, Intent, Waiting};
-use super::prompts::Prompts;
 use super::retry::{AfterFault, Retry, cost_event};
 
 /// What the operator made of a question.
@@ -69,13 +68,14 @@ pub(crate) async fn ask(
     reply
 }
 
-/// The senior's conversation when it takes over, announced by `SeniorTookOver`.
+/// The senior's conversation when it takes over (its system prompt and its first message,
+/// chosen by the loop), announced by `SeniorTookOver`.
 pub(crate) async fn take_over(
     emitter: &Emitter,
     config: &Config,
-    prompts: &Prompts,
     step: u32,
     tick: u64,
+    system: String,
     note: String,
 ) -> Vec<Message> {
     let mode = match config.policy.handoff {
@@ -91,10 +91,6 @@ pub(crate) async fn take_over(
             context_chars: note.chars().count() as u64,
         })
         .await;
-    let system = match config.policy.handoff {
-        HandoffMode::Restart => prompts.restart.clone(),
-        HandoffMode::Step | HandoffMode::Rest => prompts.senior.clone(),
-    };
     vec![Message::system(system), Message::user(note)]
 }
 

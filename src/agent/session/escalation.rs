@@ -189,15 +189,17 @@ impl Session<'_> {
     }
 
     pub(super) async fn hand_to_senior(&mut self, note: String) {
-        let note = if self.config().policy.handoff == HandoffMode::Restart {
+        // The senior's opening: the handoff note under the senior's prompt, or, starting
+        // over, the task alone under the junior's.
+        let (system, opening) = if self.config().policy.handoff == HandoffMode::Restart {
             self.start_over().await;
-            self.task.to_string()
+            (self.prompts.restart.clone(), self.task.to_string())
         } else {
-            note
+            (self.prompts.senior.clone(), note)
         };
         let (step, tick) = (self.step, self.watch.tick());
         let history =
-            handoff::take_over(&self.emitter, self.config(), self.prompts, step, tick, note).await;
+            handoff::take_over(&self.emitter, self.config(), step, tick, system, opening).await;
         self.senior_history = Some(history);
         self.senior_progress = Progress::default();
         self.repairs.usable();
