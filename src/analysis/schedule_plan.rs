@@ -232,12 +232,8 @@ fn fit(
     };
     let ope_tau = cheapest(f64::NEG_INFINITY).unwrap_or(0.0);
     let n = train.len();
-    let certified = risk_controlling(&options.taus, n, options.risk, |tau| {
-        replayed
-            .iter()
-            .find(|r| r.0 == tau)
-            .map_or(1.0, |r| r.2 as f64 / n.max(1) as f64)
-    });
+    let missed_share = replayed.iter().map(|r| (r.0, r.2 as f64 / n.max(1) as f64));
+    let certified = risk_controlling(missed_share, n, options.risk);
     let largest = options.taus.iter().copied().fold(0.0, f64::max);
     let risk = RiskChoice {
         alpha: options.risk,

@@ -14,21 +14,20 @@
 /// no candidate meets α (too few sessions — the bound needs n ≥ 1/α − 1 — or a risk that
 /// no threshold brings down).
 ///
-/// `candidates` must be ascending; `risk(λ)` is the mean loss of the `n` sessions at λ, in
-/// [0, 1] and non-increasing in λ (the theorem's condition; the search stops at the first
-/// λ that passes, so a risk that rises again later is not looked at).
+/// `candidates` are (λ, risk) in ascending λ, the risk being the mean loss of the `n`
+/// sessions at λ, in [0, 1] and non-increasing in λ (the theorem's condition; the search
+/// stops at the first λ that passes, so a risk that rises again later is not looked at).
 pub fn risk_controlling(
-    candidates: &[f64],
+    candidates: impl IntoIterator<Item = (f64, f64)>,
     n: usize,
     alpha: f64,
-    risk: impl Fn(f64) -> f64,
 ) -> Option<(f64, f64)> {
     if n == 0 || alpha.is_nan() || alpha <= 0.0 {
         return None;
     }
     let n = n as f64;
-    candidates.iter().find_map(|&lambda| {
-        let bound = n / (n + 1.0) * risk(lambda) + 1.0 / (n + 1.0);
+    candidates.into_iter().find_map(|(lambda, risk)| {
+        let bound = n / (n + 1.0) * risk + 1.0 / (n + 1.0);
         (bound <= alpha).then_some((lambda, bound))
     })
 }
@@ -45,22 +44,34 @@ mod tests {
         scores.iter().filter(|&&s| s > lambda).count() as f64 / scores.len() as f64
     }
 
+    /// (λ, risk) on every λ of `grid`.
+    fn risks<'a>(
+        grid: &'a [f64],
+        risk: impl Fn(f64) -> f64 + 'a,
+    ) -> impl Iterator<Item = (f64, f64)> + 'a {
+        grid.iter().map(move |&l| (l, risk(l)))
+    }
+
     #[test]
     fn golden_small_cases() {
         let grid: Vec<f64> = (0..=10).map(|i| f64::from(i) / 10.0).collect();
         // 19 sessions, α 0.1: the bound (19·R + 1)/20 ≤ 0.1 allows one miss in 19.
         let scores: Vec<f64> = (1..=19).map(|i| f64::from(i) / 20.0).collect();
-        let (l, b) = risk_controlling(&grid, 19, 0.1, |l| miss_rate(&scores, l)).expect("some");
+        let (l, b) =
+            risk_controlling(risks(&grid, |l| miss_rate(&scores, l)), 19, 0.1).expect("some");
         // Scores 0.05 … 0.95: at λ 0.9 one score (0.95) is above, bound (1 + 1)/20 = 0.1.
         assert_eq!(l, 0.9);
         assert!((b - 0.1).abs() < 1e-12, "{b}");
         // 8 sessions cannot certify α 0.1: even zero misses bound at 1/9.
-        assert_eq!(risk_controlling(&grid, 8, 0.1, |_| 0.0), None);
-        assert_eq!(risk_controlling(&grid, 9, 0.1, |_| 0.0), Some((0.0, 0.1)));
+        assert_eq!(risk_controlling(risks(&grid, |_| 0.0), 8, 0.1), None);
+        assert_eq!(
+            risk_controlling(risks(&grid, |_| 0.0), 9, 0.1),
+            Some((0.0, 0.1))
+        );
         // Degenerate inputs: no sessions, α ≤ 0, NaN α.
-        assert_eq!(risk_controlling(&grid, 0, 0.1, |_| 0.0), None);
-        assert_eq!(risk_controlling(&grid, 50, 0.0, |_| 0.0), None);
-        assert_eq!(risk_controlling(&grid, 50, f64::NAN, |_| 0.0), None);
+        assert_eq!(risk_controlling(risks(&grid, |_| 0.0), 0, 0.1), None);
+        assert_eq!(risk_controlling(risks(&grid, |_| 0.0), 50, 0.0), None);
+        assert_eq!(risk_controlling(risks(&grid, |_| 0.0), 50, f64::NAN), None);
     }
 
     /// The guarantee, measured: 15 calibration sessions, α 0.1, continuous scores, so the
@@ -78,8 +89,8 @@ mod tests {
             grid.push(0.0);
             grid.sort_by(f64::total_cmp);
             let new: f64 = rng.random();
-            let (l, _) =
-                risk_controlling(&grid, n, alpha, |l| miss_rate(&scores, l)).expect("feasible");
+            let (l, _) = risk_controlling(risks(&grid, |l| miss_rate(&scores, l)), n, alpha)
+                .expect("feasible");
             conformal += f64::from(u8::from(new > l));
             let p = grid
                 .iter()
