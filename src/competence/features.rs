@@ -53,7 +53,7 @@ pub enum Feature {
     /// Its square: the posterior's log-odds are not linear in that logit once the share is
     /// estimated from a few bursts (the Beta prior shrinks extreme shares), and one
     /// curvature term lets the fit bend them. On the correlated world it takes the
-    /// held-out ECE at tick 1,000 from 0.034 to 0.030 (seed 1; `examples/time_calibration_probe`).
+    /// held-out ECE at tick 1,000 from 0.034 to 0.030 (seed 1; `examples/calibration_vs_truth`).
     AgainstShareSquared,
     /// Exponentially weighted mean of the per-token summed llr (recent hesitation).
     RecentTokens,

@@ -29,7 +29,8 @@ impl Binning {
     /// The equal-mass ECE the design reports for every fitted calibration: 10 bins.
     pub const MASS_10: Binning = Binning::EqualMass(10);
 
-    fn count(self) -> usize {
+    /// How many bins: the cut an ECE measured against known probabilities must share.
+    pub fn count(self) -> usize {
         match self {
             Binning::EqualWidth(n) | Binning::EqualMass(n) => n,
         }

@@ -18,6 +18,15 @@ use rand_distr::{Beta, Distribution, Exp, Gamma, Normal};
 
 use crate::competence::{Observation, SignalKind, Trajectory};
 
+/// θ's law given success: Beta(a, b).
+pub const THETA_SUCCESS: (f64, f64) = (2.0, 18.0);
+/// θ's law given failure: Beta(a, b).
+pub const THETA_FAILURE: (f64, f64) = (3.0, 17.0);
+/// A hesitant token's entropy: Gamma(shape, scale) nats.
+pub const HESITANT_ENTROPY: (f64, f64) = (4.0, 0.5);
+/// A fluent token's entropy: exponential with this mean (nats).
+pub const FLUENT_ENTROPY_MEAN: f64 = 0.08;
+
 /// Parameters of the correlated world; the defaults are the audit's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CorrelatedWorld {
@@ -60,16 +69,13 @@ impl CorrelatedWorld {
         let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64);
         let y = rng.random_bool(self.prior);
         // The Beta, Gamma, Exp and Normal parameters are constants known to be valid.
-        let law = if y {
-            Beta::new(2.0, 18.0)
-        } else {
-            Beta::new(3.0, 17.0)
-        };
+        let (a, b) = if y { THETA_SUCCESS } else { THETA_FAILURE };
+        let law = Beta::new(a, b);
         let theta: f64 = law.map_or(0.1, |b| b.sample(&mut rng));
         let ticks = rng.random_range(self.min_ticks..self.max_ticks.max(self.min_ticks + 1));
         let p_enter = (theta * (1.0 - self.stay) / (1.0 - theta)).clamp(0.0, 1.0);
-        let hesitant = Gamma::new(4.0, 0.5).ok();
-        let fluent = Exp::new(1.0 / 0.08).ok();
+        let hesitant = Gamma::new(HESITANT_ENTROPY.0, HESITANT_ENTROPY.1).ok();
+        let fluent = Exp::new(1.0 / FLUENT_ENTROPY_MEAN).ok();
         let noise = Normal::new(0.0, 0.03).ok();
         let mut state = rng.random_bool(theta.clamp(0.0, 1.0));
         let mut trajectory = Trajectory::new(Some(y));
@@ -82,7 +88,7 @@ impl CorrelatedWorld {
             let h: f64 = if state {
                 hesitant.map_or(2.0, |g| g.sample(&mut rng))
             } else {
-                fluent.map_or(0.08, |e| e.sample(&mut rng))
+                fluent.map_or(FLUENT_ENTROPY_MEAN, |e| e.sample(&mut rng))
             };
             let m = ((-1.2 * h).exp() + noise.map_or(0.0, |n| n.sample(&mut rng))).clamp(0.0, 1.0);
             trajectory.push_tick(&[

@@ -2,6 +2,8 @@
 //!
 //! - [`beta`]: Beta laws, their exact density ratio and distribution function;
 //! - [`correlated`]: long sessions with dependent tokens, where naive Bayes loses calibration;
+//! - [`exact_posterior`]: the correlated world's Bayes-optimal judge, calibrated by
+//!   construction, and a calibration error measured against it instead of labels;
 //! - [`world`]: the generative process (Y, signals given Y, contamination) and its draws;
 //! - [`scenario`]: worlds where the judge's model is wrong (dependent ticks, style drift,
 //!   miscalibrated judges, contamination);
@@ -24,6 +26,7 @@ pub mod baselines;
 pub mod beta;
 pub mod correlated;
 pub mod crossing;
+pub mod exact_posterior;
 pub mod experiments;
 pub mod falsify;
 pub mod logs;
