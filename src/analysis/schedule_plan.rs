@@ -43,6 +43,8 @@ pub struct PlanOptions {
     pub folds: usize,
     pub max_bins: usize,
     pub min_per_bin: usize,
+    /// [`ProcessOptions::shrink`].
+    pub shrink: f64,
     /// Constant thresholds the off-policy search chooses among.
     pub taus: Vec<f64>,
     /// Senior tokens × this = junior-token equivalents (γ = κ · ratio · senior tokens).
@@ -59,6 +61,7 @@ impl Default for PlanOptions {
             folds: 5,
             max_bins: p.max_bins,
             min_per_bin: p.min_per_bin,
+            shrink: p.shrink,
             taus: (0..=100).map(|i| f64::from(i) / 100.0).collect(),
             ratio: 1.54 / 0.49,
             risk: 0.1,
@@ -200,6 +203,7 @@ fn fit(
         ProcessOptions {
             max_bins: options.max_bins,
             min_per_bin: options.min_per_bin,
+            shrink: options.shrink,
         },
     )?;
     let route = fixed_route.unwrap_or_else(|| route_estimate(train, config, options.ratio));
@@ -520,6 +524,17 @@ impl PlanReport {
         );
         let hazard: Vec<String> = p.hazard.iter().map(|h| format!("{h:.2}")).collect();
         let _ = writeln!(s, "hazard of the end h_k: {}", hazard.join(" "));
+        let by_bin: Vec<String> = p
+            .centres
+            .iter()
+            .zip(&p.end_rate)
+            .map(|(c, r)| format!("{c:.2}:{r:.2}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "share of decision points that were the last, by belief bin (centre:share): {}",
+            by_bin.join(" ")
+        );
         let tau: Vec<String> = self
             .schedule
             .tau

@@ -39,6 +39,10 @@ pub struct Args {
     /// Most belief bins of the process (fewer when there are under 25 logged beliefs a bin).
     #[arg(long, default_value_t = 12)]
     bins: usize,
+    /// Pseudo-counts pulling the per-step kernel and the per-bin hazard of the end toward
+    /// their pooled versions (0: raw counts; a large value: pooled over steps and beliefs).
+    #[arg(long, default_value_t = crate::competence::step_process::DEFAULT_SHRINK)]
+    shrink: f64,
     /// Senior tokens × this = junior-token equivalents (default 1.54 B / 0.49 B).
     #[arg(long)]
     ratio: Option<f64>,
@@ -68,9 +72,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.bins == 0 {
         return Err(bad_input(anyhow::anyhow!("--bins must be at least 1")));
     }
+    if args.shrink.is_nan() || args.shrink < 0.0 {
+        return Err(bad_input(anyhow::anyhow!(
+            "--shrink must be 0 or more, got {}",
+            args.shrink
+        )));
+    }
     let mut options = PlanOptions {
         folds: args.folds,
         max_bins: args.bins,
+        shrink: args.shrink,
         ..PlanOptions::default()
     };
     if let Some(r) = args.ratio {

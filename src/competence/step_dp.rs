@@ -3,12 +3,13 @@
 //!
 //! At decision point k (the end of junior step k) with the belief in bin i:
 //! - escalating costs E = γ + L(1 − p) (the route's cost and its chance of failing);
-//! - going on: with probability h_k this was the session's last step and it ends as the
+//! - going on: with probability h_k(i) this was the session's last step and it ends as the
 //!   logged sessions that ended in bin i did (L per failure, E per hand-off by the loop's
 //!   own rules); otherwise the next step's junior tokens are paid (κ each) and the bin
-//!   moves by the logged kernel.
+//!   moves by the logged kernel of step k.
 //!
-//! V_k(i) = min(E, C_k(i)), C_k(i) = h_k·end(i) + (1 − h_k)·(κ·n_{k+1} + Σ_j P(i→j)·V_{k+1}(j)),
+//! V_k(i) = min(E, C_k(i)),
+//! C_k(i) = h_k(i)·end(i) + (1 − h_k(i))·(κ·n_{k+1} + Σ_j P_k(i→j)·V_{k+1}(j)),
 //! and the session's value before its first step (no decision there: nothing has been
 //! read) V₀ = κ·n₁ + Σ_j P(first = j)·V₁(j).
 //!
@@ -100,11 +101,12 @@ fn induct(
     let end = end_costs(process, costs);
     let mut next: Vec<f64> = vec![0.0; bins];
     for k in (0..horizon).rev() {
-        let h = process.hazard[k];
         let go_on = process.tokens.get(k + 1).map_or(0.0, |n| costs.kappa * n);
         let value: Vec<f64> = (0..bins)
             .map(|i| {
-                let ahead: f64 = process.kernel[i]
+                let h = process.hazard_at(k, i);
+                let ahead: f64 = process
+                    .kernel_at(k, i)
                     .iter()
                     .zip(&next)
                     .map(|(p, v)| p * v)
@@ -201,6 +203,7 @@ mod tests {
         let options = ProcessOptions {
             max_bins: 2,
             min_per_bin: 1,
+            ..ProcessOptions::default()
         };
         StepProcess::estimate(&paths, options).expect("estimate")
     }

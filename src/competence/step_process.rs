@@ -8,11 +8,15 @@
 //! estimates
 //!
 //! - a belief partition (equal-mass bins of the logged beliefs) and the empirical Markov
-//!   kernel of the bin from one decision point to the next (pooled over k);
+//!   kernel of the bin from decision point k to k + 1, per k, shrunk toward the kernel
+//!   pooled over k (a session's first steps and its late ones move the belief
+//!   differently, but a corpus of a hundred sessions has few transitions per k);
 //! - the law of the first decision point's bin (the session starts at π₀ for everyone);
-//! - the hazard h_k that decision point k is the session's last (finish, the step budget,
-//!   or a hand-off by the loop's own rules), from the logged distribution of session
-//!   lengths in decision points — the horizon is the longest logged session;
+//! - the hazard h_k(i) that decision point k is the session's last (finish, the step
+//!   budget, or a hand-off by the loop's own rules) when the belief is in bin i there,
+//!   shrunk toward the hazard h_k of every session at k: a junior that believes it is done
+//!   says `finish` sooner, so the end is not independent of the belief. The horizon is the
+//!   longest logged session;
 //! - the mean junior tokens of step k (the compute of going on);
 //! - per bin, how sessions that ended there ended: passed, failed, or handed off by the
 //!   loop.
@@ -68,9 +72,19 @@ pub struct StepProcess {
     pub first: Vec<f64>,
     /// kernel[i][j] = P(bin j at k + 1 | bin i at k, the session goes on).
     pub kernel: Vec<Vec<f64>>,
+    /// kernels[k − 1][i][j] = P(bin j at k + 1 | bin i at k, the session goes on), k =
+    /// 1..=K (the last is never used): the per-k counts with `shrink` pseudo-transitions
+    /// drawn from `kernel`.
+    pub kernels: Vec<Vec<Vec<f64>>>,
     /// hazard[k − 1] = P(decision point k is the last | it is reached), k = 1..=K; the
     /// last entry is 1 (K, the longest logged session, is the horizon).
     pub hazard: Vec<f64>,
+    /// hazard_by_bin[k − 1][i] = P(decision point k is the last | it is reached in bin i):
+    /// the counts with `shrink` pseudo-sessions ending at the rate `hazard[k − 1]`.
+    pub hazard_by_bin: Vec<Vec<f64>>,
+    /// end_rate[i] = decision points in bin i that were a session's last, over all decision
+    /// points in bin i (pooled over k): does a junior that believes more end sooner?
+    pub end_rate: Vec<f64>,
     /// tokens[k − 1] = mean junior tokens of step k among sessions that reached k.
     pub tokens: Vec<f64>,
     pub ends: Vec<EndCounts>,
@@ -86,13 +100,20 @@ pub struct ProcessOptions {
     pub max_bins: usize,
     /// Fewest logged beliefs per bin (fewer bins when there is little data).
     pub min_per_bin: usize,
+    /// Pseudo-counts that pull the per-k kernel and the per-bin hazard toward their pooled
+    /// versions: 0 trusts every count, a large value gives back the pooled process.
+    pub shrink: f64,
 }
+
+/// Default of [`ProcessOptions::shrink`].
+pub const DEFAULT_SHRINK: f64 = 5.0;
 
 impl Default for ProcessOptions {
     fn default() -> Self {
         ProcessOptions {
             max_bins: 12,
             min_per_bin: 25,
+            shrink: DEFAULT_SHRINK,
         }
     }
 }
@@ -138,8 +159,11 @@ impl StepProcess {
         let horizon = paths.iter().map(|p| p.beliefs.len()).max().unwrap_or(1);
         let mut first = vec![0.0; bins];
         let mut counts = vec![vec![0.0; bins]; bins];
+        let mut counts_k = vec![vec![vec![0.0; bins]; bins]; horizon];
         let mut reached = vec![0usize; horizon];
         let mut last = vec![0usize; horizon];
+        let mut reached_in = vec![vec![0.0; bins]; horizon];
+        let mut last_in = vec![vec![0.0; bins]; horizon];
         let mut tokens = vec![0.0; horizon];
         let mut ends = vec![EndCounts::default(); bins];
         let mut transitions = 0;
@@ -148,11 +172,14 @@ impl StepProcess {
             first[bin(p.beliefs[0])] += 1.0;
             for k in 0..n {
                 reached[k] += 1;
+                reached_in[k][bin(p.beliefs[k])] += 1.0;
                 tokens[k] += p.tokens[k] as f64;
             }
             last[n - 1] += 1;
-            for w in p.beliefs.windows(2) {
+            last_in[n - 1][bin(p.beliefs[n - 1])] += 1.0;
+            for (k, w) in p.beliefs.windows(2).enumerate() {
                 counts[bin(w[0])][bin(w[1])] += 1.0;
+                counts_k[k][bin(w[0])][bin(w[1])] += 1.0;
                 transitions += 1;
             }
             let end = &mut ends[bin(p.beliefs[n - 1])];
@@ -164,7 +191,7 @@ impl StepProcess {
         }
         let total = paths.len() as f64;
         first.iter_mut().for_each(|f| *f /= total);
-        let kernel = counts
+        let kernel: Vec<Vec<f64>> = counts
             .into_iter()
             .enumerate()
             .map(|(i, row)| {
@@ -177,8 +204,54 @@ impl StepProcess {
                 }
             })
             .collect();
-        let hazard = (0..horizon)
+        let m = if options.shrink.is_finite() {
+            options.shrink.max(0.0)
+        } else {
+            f64::MAX
+        };
+        // count + m·pooled over total + m; with m = 0 and no count, the pooled value.
+        let shrunk = |count: f64, total: f64, pooled: f64| {
+            if total + m > 0.0 && m < f64::MAX {
+                (count + m * pooled) / (total + m)
+            } else {
+                pooled
+            }
+        };
+        let kernels = counts_k
+            .iter()
+            .map(|rows| {
+                rows.iter()
+                    .zip(&kernel)
+                    .map(|(row, pooled)| {
+                        let total: f64 = row.iter().sum();
+                        row.iter()
+                            .zip(pooled)
+                            .map(|(c, q)| shrunk(*c, total, *q))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let hazard: Vec<f64> = (0..horizon)
             .map(|k| last[k] as f64 / reached[k] as f64)
+            .collect();
+        let end_rate = (0..bins)
+            .map(|i| {
+                let reached: f64 = reached_in.iter().map(|r| r[i]).sum();
+                let ended: f64 = last_in.iter().map(|r| r[i]).sum();
+                if reached > 0.0 {
+                    ended / reached
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+        let hazard_by_bin = (0..horizon)
+            .map(|k| {
+                (0..bins)
+                    .map(|i| shrunk(last_in[k][i], reached_in[k][i], hazard[k]))
+                    .collect()
+            })
             .collect();
         let tokens = tokens
             .iter()
@@ -190,7 +263,10 @@ impl StepProcess {
             centres,
             first,
             kernel,
+            kernels,
             hazard,
+            hazard_by_bin,
+            end_rate,
             tokens,
             ends,
             paths: paths.len(),
@@ -201,6 +277,16 @@ impl StepProcess {
     /// K: the most decision points a session has.
     pub fn horizon(&self) -> usize {
         self.hazard.len()
+    }
+
+    /// P(the session ends at decision point k + 1 | it is there, in bin i).
+    pub fn hazard_at(&self, k: usize, i: usize) -> f64 {
+        self.hazard_by_bin[k][i]
+    }
+
+    /// The law of the bin at decision point k + 2 from bin i at k + 1.
+    pub fn kernel_at(&self, k: usize, i: usize) -> &[f64] {
+        &self.kernels[k][i]
     }
 
     /// The bin of belief `b`.
@@ -238,6 +324,7 @@ mod tests {
         let options = ProcessOptions {
             max_bins: 2,
             min_per_bin: 1,
+            shrink: DEFAULT_SHRINK,
         };
         let paths = [
             path(&[0.2, 0.8, 0.9], Ending::Finished(true)),
@@ -264,6 +351,60 @@ mod tests {
         assert_eq!(p.ends[1].handed_off, 1);
         assert_eq!(p.bin(0.79), 0);
         assert_eq!(p.bin(0.8), 1);
+    }
+
+    #[test]
+    fn the_end_and_the_kernel_follow_the_belief_and_the_step_shrunk_toward_the_pool() {
+        // Low-belief sessions end at their first step; high ones go on twice, staying high
+        // at the first transition and falling low at the second.
+        let mut paths = Vec::new();
+        for _ in 0..10 {
+            paths.push(path(&[0.1], Ending::Finished(false)));
+            paths.push(path(&[0.9, 0.9, 0.1], Ending::Finished(false)));
+        }
+        let raw = ProcessOptions {
+            max_bins: 2,
+            min_per_bin: 1,
+            shrink: 0.0,
+        };
+        let p = StepProcess::estimate(&paths, raw).expect("estimate");
+        assert_eq!(p.cuts, vec![0.9]);
+        // Pooled: half of the sessions end at k = 1; by bin, every low one and no high one.
+        assert!((p.hazard[0] - 0.5).abs() < 1e-12);
+        assert_eq!(p.hazard_at(0, 0), 1.0);
+        assert_eq!(p.hazard_at(0, 1), 0.0);
+        // Pooled over k: every low-bin point was a session's last (10 at k = 1, 10 at
+        // k = 3), no high-bin point was.
+        assert_eq!(p.end_rate, vec![1.0, 0.0]);
+        // Pooled over k the high bin stays or falls half the time; per k it is certain.
+        assert_eq!(p.kernel[1], vec![0.5, 0.5]);
+        assert_eq!(p.kernel_at(0, 1), &[0.0, 1.0]);
+        assert_eq!(p.kernel_at(1, 1), &[1.0, 0.0]);
+        // A row never seen at that step is the pooled row (the identity: never left low).
+        assert_eq!(p.kernel_at(1, 0), &[1.0, 0.0]);
+        // 10 pseudo-counts against 10 real ones: halfway to the pooled values.
+        let shrunk = StepProcess::estimate(
+            &paths,
+            ProcessOptions {
+                shrink: 10.0,
+                ..raw
+            },
+        )
+        .expect("estimate");
+        assert!((shrunk.hazard_at(0, 0) - 0.75).abs() < 1e-12);
+        assert!((shrunk.hazard_at(0, 1) - 0.25).abs() < 1e-12);
+        assert_eq!(shrunk.kernel_at(0, 1), &[0.25, 0.75]);
+        // Infinitely shrunk: the pooled process.
+        let pooled = StepProcess::estimate(
+            &paths,
+            ProcessOptions {
+                shrink: f64::INFINITY,
+                ..raw
+            },
+        )
+        .expect("estimate");
+        assert_eq!(pooled.hazard_at(0, 0), pooled.hazard[0]);
+        assert_eq!(pooled.kernel_at(0, 1), pooled.kernel[1].as_slice());
     }
 
     #[test]

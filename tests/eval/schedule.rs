@@ -82,7 +82,7 @@ fn the_schedule_is_planned_on_the_real_corpus_and_checked_on_held_out_tasks() {
 }
 
 #[test]
-fn schedule_refuses_bad_folds_and_logs_without_hand_backs() {
+fn schedule_refuses_bad_folds_risks_shrinks_and_logs_without_hand_backs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/real");
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_handoff"))
@@ -99,6 +99,11 @@ fn schedule_refuses_bad_folds_and_logs_without_hand_backs() {
         let bad = run(&[&format!("--risk={risk}")]);
         assert_eq!(bad.status.code(), Some(4), "--risk {risk}");
         assert!(String::from_utf8_lossy(&bad.stderr).contains("--risk"));
+    }
+    for shrink in ["-1", "NaN"] {
+        let bad = run(&[&format!("--shrink={shrink}")]);
+        assert_eq!(bad.status.code(), Some(4), "--shrink {shrink}");
+        assert!(String::from_utf8_lossy(&bad.stderr).contains("--shrink"));
     }
     // The junior's shadow logs have no hand-back in them.
     let shadow = root.join("junior/shard-0-of-8");
