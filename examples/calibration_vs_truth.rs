@@ -6,10 +6,12 @@
 //! Defaults 8000 4 1,2,3 few features: the split of `tests/sim/time_calibration.rs` (one
 //! task in four trains, the rest are held out by task). SIDE `many` trains on all but one
 //! task in TRAIN_EVERY. MODEL `naive` fits the naive-Bayes sum instead. For each seed and
-//! each of ticks 100, 1,000 and 2,000 it prints one line: the held-out slope; the fitted
+//! each of ticks 100, 1,000 and 2,000 it prints one line: the held-out slope (and B*'s own
+//! slope on the same sessions, 1 in expectation: its spread is the slope's noise); the fitted
 //! belief's equal-mass ECE against labels beside the calibrated-null floor's 95 % interval;
 //! the same for B* (calibrated by construction: how often would a perfect judge pass?);
-//! and, with no label noise, the fitted belief's ECE against B* and its mean
+//! and, with no label noise, the fitted belief's ECE against B*, its slope against B* and
+//! its mean
 //! |logit B − logit B*|. With TENTHS set, each tenth of the forecasts as mean B / mean B*.
 
 use handoff::competence::calibrator::logit;
@@ -90,12 +92,13 @@ fn main() {
                 _ => "-",
             };
             println!(
-                "seed {seed} train {} held {} tick {:>4} n {:>4}: slope {:.3}  ECE {:.4} {} {:<3}  B* ECE {:.4} {} {:<3}  ECE vs B* {:.4}  |logit gap| {:.3}",
+                "seed {seed} train {} held {} tick {:>4} n {:>4}: slope {:.3} (B* {:.3})  ECE {:.4} {} {:<3}  B* ECE {:.4} {} {:<3}  ECE vs B* {:.4}  slope vs B* {:.3}  |logit gap| {:.3}",
                 train.len(),
                 held.len(),
                 l.tick,
                 l.n,
                 l.slope.unwrap_or(f64::NAN),
+                t.exact_slope.unwrap_or(f64::NAN),
                 l.ece_mass10.unwrap_or(f64::NAN),
                 interval(l.ece_floor),
                 inside(l.ece_mass10, l.ece_floor),
@@ -103,6 +106,7 @@ fn main() {
                 interval(t.exact_floor),
                 inside(t.exact_ece, t.exact_floor),
                 t.ece_vs_truth.unwrap_or(f64::NAN),
+                t.slope_vs_truth.unwrap_or(f64::NAN),
                 t.mean_logit_gap,
             );
             if verbose {

@@ -27,7 +27,9 @@ pub use conformal::risk_controlling;
 pub use loop_tally::{LoopTally, ModelSteps};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
-pub use uncertainty::{Interval, bootstrap, calibration_slope, ece_noise_floor};
+pub use uncertainty::{
+    Interval, bootstrap, calibration_slope, calibration_slope_against, ece_noise_floor,
+};
 
 use serde::{Deserialize, Serialize};
 

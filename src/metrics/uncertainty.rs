@@ -109,11 +109,25 @@ pub fn ece_noise_floor(
 /// are clamped to [1e-9, 1 − 1e-9]. `None` without both labels or without spread in p.
 pub fn calibration_slope(data: &[Forecast]) -> Option<(f64, f64)> {
     usable(data)?;
-    let rows: Vec<(f64, f64)> = data
+    let p: Vec<f64> = data.iter().map(|f| f.p).collect();
+    let y: Vec<f64> = data.iter().map(|f| f.y()).collect();
+    calibration_slope_against(&p, &y)
+}
+
+/// [`calibration_slope`] against target probabilities instead of labels (the same
+/// likelihood with y ∈ [0, 1]): where the true probability of each forecast is known, as
+/// in a simulator, the slope measured with no Bernoulli noise. `None` for unequal or
+/// non-finite input, targets all 0 or all 1, or no spread in p.
+pub fn calibration_slope_against(p: &[f64], target: &[f64]) -> Option<(f64, f64)> {
+    if p.is_empty() || p.len() != target.len() || p.iter().chain(target).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let rows: Vec<(f64, f64)> = p
         .iter()
-        .map(|f| {
-            let p = f.p.clamp(1e-9, 1.0 - 1e-9);
-            ((p / (1.0 - p)).ln(), f.y())
+        .zip(target)
+        .map(|(&p, &y)| {
+            let p = p.clamp(1e-9, 1.0 - 1e-9);
+            ((p / (1.0 - p)).ln(), y.clamp(0.0, 1.0))
         })
         .collect();
     let pos: f64 = rows.iter().map(|r| r.1).sum();
@@ -154,6 +168,23 @@ pub fn calibration_slope(data: &[Forecast]) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_slope_against_known_probabilities_is_exact() {
+        // Targets σ(0.3 + 0.5·logit p) exactly: the soft-label fit recovers (0.3, 0.5).
+        let p: Vec<f64> = (1..200).map(|i| f64::from(i) / 200.0).collect();
+        let target: Vec<f64> = p
+            .iter()
+            .map(|&q| 1.0 / (1.0 + (-(0.3 + 0.5 * (q / (1.0 - q)).ln())).exp()))
+            .collect();
+        let (a, b) = calibration_slope_against(&p, &target).expect("slope");
+        assert!((a - 0.3).abs() < 1e-8 && (b - 0.5).abs() < 1e-8, "{a} {b}");
+        // Against itself: (0, 1).
+        let (a, b) = calibration_slope_against(&p, &p).expect("slope");
+        assert!(a.abs() < 1e-8 && (b - 1.0).abs() < 1e-8, "{a} {b}");
+        assert_eq!(calibration_slope_against(&p, &p[1..]), None);
+        assert_eq!(calibration_slope_against(&[0.5, 0.5], &[0.2, 0.9]), None);
+    }
 
     fn calibrated(n: usize, seed: u64) -> Vec<Forecast> {
         let mut rng = StdRng::seed_from_u64(seed);

@@ -10,7 +10,9 @@ use serde::Serialize;
 use super::correlated::CorrelatedSession;
 use crate::competence::calibrator::logit;
 use crate::competence::{BeliefModel, Calibration, CompetenceError, FitOptions, fit};
-use crate::metrics::{Binning, Forecast, Interval, calibration_slope, ece, ece_noise_floor};
+use crate::metrics::{
+    Binning, Forecast, Interval, calibration_slope, calibration_slope_against, ece, ece_noise_floor,
+};
 
 /// Scores of one tick bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -102,12 +104,18 @@ pub struct TruthScore {
     pub n: usize,
     /// Equal-mass ECE of the fitted B against B* (bins by B, |mean B − mean B*| per bin).
     pub ece_vs_truth: Option<f64>,
+    /// The calibration slope of the fitted B against B* (soft targets): the slope with no
+    /// label noise.
+    pub slope_vs_truth: Option<f64>,
     /// Mean |logit B − logit B*|: how far the fitted belief is from the best possible one.
     pub mean_logit_gap: f64,
     /// Equal-mass ECE of B* against the labels, and its calibrated-null floor: a judge
     /// calibrated by construction, scored like the fitted one.
     pub exact_ece: Option<f64>,
     pub exact_floor: Option<Interval>,
+    /// The calibration slope of B* on the labels: 1 in expectation, so its spread over
+    /// seeds is the noise in the fitted belief's slope.
+    pub exact_slope: Option<f64>,
     /// Each tenth of the forecasts (sorted by B): (mean B, mean B*).
     pub tenths: [(f64, f64); 10],
 }
@@ -226,7 +234,9 @@ pub fn score_cells(
                     Binning::MASS_10,
                 ),
                 mean_logit_gap: gap,
+                slope_vs_truth: calibration_slope_against(&p, &truth).map(|(_, b)| b),
                 exact_ece: ece(&exact, Binning::MASS_10),
+                exact_slope: calibration_slope(&exact).map(|(_, b)| b),
                 exact_floor: ece_noise_floor(&exact, Binning::MASS_10, floor_reps, 17 + i as u64),
             }
         })
