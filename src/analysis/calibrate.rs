@@ -290,6 +290,31 @@ pub struct FractionScore {
     pub auroc_ci: Option<Interval>,
 }
 
+/// Scores at one fixed tick among the held-out sessions still running there: what a live
+/// judge, which knows t but not how long the session will be, is asked at that tick.
+/// Fractions of the trajectory condition on each session's final length, which a live
+/// judge does not know and which can carry the label (on the real 1.5B successes are
+/// short).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FixedTickScore {
+    pub tick: usize,
+    /// Held-out sessions still running at this tick, and how many of them succeeded.
+    pub sessions: usize,
+    pub successes: usize,
+    pub ece_mass10: Option<f64>,
+    pub brier: Option<f64>,
+    pub auroc: Option<f64>,
+    /// 95 % bootstrap interval of `auroc` over tasks.
+    pub auroc_ci: Option<Interval>,
+}
+
+/// The fixed ticks scored: powers of two from 8, as far as at least [`MIN_AT_TICK`]
+/// held-out sessions of both labels are still running.
+pub const FIXED_TICKS: [usize; 11] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+
+/// Fewest sessions still running, and fewest of each label, for a fixed tick to be scored.
+pub const MIN_AT_TICK: usize = 5;
+
 /// Held-out scores of the fitted judge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HoldoutScores {
@@ -310,6 +335,7 @@ pub struct HoldoutScores {
     /// Where a calibrated judge's ECE (10 equal-mass bins) falls on these forecasts.
     pub ece_mass10_noise: Option<Interval>,
     pub by_fraction: Vec<FractionScore>,
+    pub by_tick: Vec<FixedTickScore>,
     pub reliability: Vec<ReliabilityBin>,
 }
 
@@ -597,6 +623,7 @@ struct Scored<'a> {
 fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
     // Forecasts per fraction, per task (the bootstrap resamples whole tasks).
     let mut by_fraction: Vec<BTreeMap<&str, Vec<Forecast>>> = vec![BTreeMap::new(); FRACTIONS];
+    let mut by_tick: Vec<BTreeMap<&str, Vec<Forecast>>> = vec![BTreeMap::new(); FIXED_TICKS.len()];
     let mut traces = Vec::with_capacity(scored.len());
     // The constant π₀ at every forecast (the Brier to beat; order does not matter).
     let mut prior = Vec::with_capacity(scored.len() * FRACTIONS);
@@ -618,6 +645,14 @@ fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
                     .or_default()
                     .push(Forecast::new(p, label));
                 prior.push(Forecast::new(*pi0, label));
+            }
+        }
+        for (bucket, &t) in by_tick.iter_mut().zip(&FIXED_TICKS) {
+            if let Some(&p) = path.get(t) {
+                bucket
+                    .entry(group_key(s))
+                    .or_default()
+                    .push(Forecast::new(p, label));
             }
         }
         traces.push((path, label));
@@ -664,6 +699,25 @@ fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
                     auroc: auroc(&f),
                     auroc_ci: ci(&tasks, auroc),
                 }
+            })
+            .collect(),
+        by_tick: by_tick
+            .iter()
+            .zip(FIXED_TICKS)
+            .map_while(|(bucket, tick)| {
+                let tasks: Vec<Vec<Forecast>> = bucket.values().cloned().collect();
+                let f: Vec<Forecast> = tasks.iter().flatten().copied().collect();
+                let successes = f.iter().filter(|x| x.success).count();
+                let enough = successes >= MIN_AT_TICK && f.len() - successes >= MIN_AT_TICK;
+                enough.then(|| FixedTickScore {
+                    tick,
+                    sessions: f.len(),
+                    successes,
+                    ece_mass10: ece(&f, Binning::MASS_10),
+                    brier: brier(&f),
+                    auroc: auroc(&f),
+                    auroc_ci: ci(&tasks, auroc),
+                })
             })
             .collect(),
         reliability: reliability_bins(&all, Binning::MASS_10).unwrap_or_default(),
@@ -815,6 +869,24 @@ impl CalibrationReport {
                         num(s.auroc),
                         span(s.auroc_ci)
                     ));
+                }
+                if !h.by_tick.is_empty() {
+                    out.push_str(
+                        "\n  at a fixed tick, the sessions still running (what a live judge sees):\n      \
+                         tick  sessions (succeeded)  ECE mass-10   Brier   AUROC [95% over tasks]\n",
+                    );
+                    for s in &h.by_tick {
+                        out.push_str(&format!(
+                            "  {:>8}  {:>8} ({:>9})  {:>11}  {:>6}  {}{}\n",
+                            s.tick,
+                            s.sessions,
+                            s.successes,
+                            num(s.ece_mass10),
+                            num(s.brier),
+                            num(s.auroc),
+                            span(s.auroc_ci)
+                        ));
+                    }
                 }
             }
         }

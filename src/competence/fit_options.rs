@@ -13,9 +13,10 @@ pub enum BeliefModel {
     /// ℓ₀ + c·Σ llr through a map: the naive-Bayes sum with one tempering factor. It
     /// cannot be calibrated at every t when tokens are dependent (on the correlated world
     /// its held-out slope runs 5.8 → 0.67 from tick 100 to 2,000), but it stays the default
-    /// for now: the feature model, better on every pooled count on the real 1.5B, ranks
-    /// backwards at 10 % of a trajectory there (AUROC 0.35 [0.23, 0.46]; README "The real
-    /// corpus"), and the shipped calibrations are naive fits.
+    /// for now: the feature model is better on every pooled count on the real 1.5B and
+    /// ranks as well or better at every fixed tick (README "The real corpus"), but the
+    /// shipped calibrations and the smoke check run on naive fits, and switching them
+    /// wants its own live check.
     #[default]
     NaiveBayes,
     /// The length-robust varying-coefficient model of [`super::features`]: slope within

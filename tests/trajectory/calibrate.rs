@@ -62,6 +62,21 @@ fn two_thousand_simulator_sessions_give_a_calibrated_judge() {
     let first = h.by_fraction[0].brier.expect("brier");
     let last = h.by_fraction[9].brier.expect("brier");
     assert!(last < first, "Brier {first} at 10 % vs {last} at 100 %");
+    // At fixed ticks among the sessions still running (the simulator's run 40 ticks):
+    // 8, 16 and 32, every held-out session at each, and sharper later.
+    let ticks: Vec<usize> = h.by_tick.iter().map(|t| t.tick).collect();
+    assert_eq!(ticks, vec![8, 16, 32], "{:?}", h.by_tick);
+    assert!(h.by_tick.iter().all(|t| t.sessions == c.holdout));
+    let (early, late) = (&h.by_tick[0], &h.by_tick[2]);
+    assert!(
+        late.brier.expect("brier") < early.brier.expect("brier"),
+        "{early:?} vs {late:?}"
+    );
+    assert!(
+        report
+            .to_text()
+            .contains("at a fixed tick, the sessions still running")
+    );
     // The simulator's ticks are independent given Y: tempering close to 1.
     assert!(
         (0.75..1.25).contains(&cal.tempering),
