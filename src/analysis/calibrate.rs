@@ -355,6 +355,9 @@ pub struct CalibrationReport {
     pub fit: Option<FitReport>,
     /// The calibration file scored as given (`calibrate --score FILE`), when no fit was made.
     pub assessed: Option<String>,
+    /// What the fit made, as its calibration's `source` says (for the feature model, the
+    /// ridge it chose and the held-out log loss of each candidate).
+    pub fitted: Option<String>,
     pub prior: f64,
     pub tempering: f64,
     pub holdout: Option<HoldoutScores>,
@@ -436,6 +439,7 @@ pub fn assess(
         counts,
         fit: None,
         assessed: Some(source.to_string()),
+        fitted: None,
         prior: calibration.prior,
         tempering: calibration.tempering,
         holdout,
@@ -538,6 +542,7 @@ pub fn calibrate(
         tempering: calibration.tempering,
         fit: Some(fit_report),
         assessed: None,
+        fitted: Some(calibration.source.clone()),
         holdout,
         builtin,
         schedule,
@@ -811,8 +816,15 @@ impl CalibrationReport {
         }
         match (&self.fit, &self.assessed) {
             (Some(f), _) => out.push_str(&format!(
-                "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out)\n",
-                self.prior, self.tempering, f.log_loss_prior, f.log_loss_fitted
+                "fit: π₀ {:.3}, tempering c {:.4}, log loss {:.4} → {:.4} (prior → fitted, inner hold-out){}\n",
+                self.prior,
+                self.tempering,
+                f.log_loss_prior,
+                f.log_loss_fitted,
+                self.fitted
+                    .as_deref()
+                    .filter(|s| s.starts_with("feature model"))
+                    .map_or(String::new(), |s| format!("\n  {s}"))
             )),
             (None, Some(source)) => out.push_str(&format!(
                 "scored as given, no fit: {source} (π₀ {:.3}, tempering c {:.4}); every session held out\n",

@@ -328,14 +328,14 @@ pub struct RidgeChoice {
 }
 
 impl RidgeChoice {
-    /// "0.1: 0.4012, 1: 0.3990, 10: 0.4051 (log loss, sessions' folds held out)".
+    /// "0.1: 0.4012, 1: 0.3990, 10: 0.4051": each candidate's held-out log loss.
     pub fn describe(&self) -> String {
         let each: Vec<String> = self
             .losses
             .iter()
             .map(|(r, l)| format!("{r}: {l:.4}"))
             .collect();
-        format!("{} (log loss, each fold held out in turn)", each.join(", "))
+        each.join(", ")
     }
 }
 
@@ -461,7 +461,7 @@ pub(crate) fn fit_features(
         map: CalibrationMap::Identity,
         source: format!(
             "feature model fit on {} labelled sessions ({successes} successes, {folds}-fold \
-             cross-fitted; ridge {} of {})",
+             cross-fitted; ridge {} chosen by held-out log loss: {})",
             labelled.len(),
             choice.ridge,
             choice.describe()

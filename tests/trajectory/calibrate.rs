@@ -225,3 +225,47 @@ fn the_command_writes_the_calibration_the_json_report_and_the_plots() {
         );
     }
 }
+
+#[test]
+fn the_feature_model_says_which_ridge_it_chose_and_why() {
+    let dir = corpus_dir();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    corpus(&logs, 200, 0, 3);
+    let out = dir.path().join("cal.json");
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_handoff"));
+        cmd.args(["calibrate", "--model", "features"])
+            .arg(&logs)
+            .arg("-o")
+            .arg(&out)
+            .env_remove("HANDOFF_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.path());
+        if json {
+            cmd.arg("--json");
+        }
+        let output = cmd.output().expect("run handoff");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let text = run(false);
+    let line = text
+        .lines()
+        .find(|l| l.contains("chosen by held-out log loss"))
+        .unwrap_or_else(|| panic!("no ridge line in:\n{text}"));
+    // Every candidate is named with its loss.
+    for candidate in ["0.1: ", "1: ", "10: "] {
+        assert!(line.contains(candidate), "{line}");
+    }
+    let report: serde_json::Value = serde_json::from_str(&run(true)).expect("json report");
+    let fitted = report["fitted"].as_str().expect("fitted");
+    assert!(fitted.starts_with("feature model fit on"), "{fitted}");
+    let written = Calibration::from_json(&std::fs::read_to_string(&out).expect("written"))
+        .expect("a valid calibration");
+    assert!(written.features.is_some());
+    assert_eq!(written.source, fitted);
+}
