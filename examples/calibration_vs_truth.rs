@@ -79,6 +79,7 @@ fn main() {
                 continue;
             }
         };
+        println!("seed {seed}: {}", cal.source);
         let labels = score_at_ticks(&cal, &held, &ticks, 200);
         let held_cells = truth_cells(&cal, &world, &held, &ticks, threads);
         let truth = score_cells(&held_cells, &ticks, 200);
