@@ -29,8 +29,7 @@ impl Binning {
     /// The equal-mass ECE the design reports for every fitted calibration: 10 bins.
     pub const MASS_10: Binning = Binning::EqualMass(10);
 
-    /// How many bins: the cut an ECE measured against known probabilities must share.
-    pub fn count(self) -> usize {
+    fn count(self) -> usize {
         match self {
             Binning::EqualWidth(n) | Binning::EqualMass(n) => n,
         }
@@ -57,6 +56,32 @@ impl ReliabilityBin {
     }
 }
 
+/// The members (indices into `data`) of each of the `binning.count()` bins, empty ones
+/// included: the one cut that reliability diagrams and both ECEs share.
+fn members(data: &[Forecast], binning: Binning) -> Vec<Vec<usize>> {
+    let n = binning.count();
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); n];
+    match binning {
+        Binning::EqualWidth(_) => {
+            for (j, f) in data.iter().enumerate() {
+                let p = f.p.clamp(0.0, 1.0);
+                // Truncation toward zero is the floor here because p ≥ 0.
+                let i = ((p * n as f64) as usize).min(n - 1);
+                groups[i].push(j);
+            }
+        }
+        Binning::EqualMass(_) => {
+            let order = ascending_order(data);
+            let total = data.len();
+            for (b, group) in groups.iter_mut().enumerate() {
+                let (start, end) = (b * total / n, (b + 1) * total / n);
+                group.extend_from_slice(&order[start..end]);
+            }
+        }
+    }
+    groups
+}
+
 /// The non-empty bins of a reliability diagram, in ascending order of p.
 ///
 /// Forecasts outside [0, 1] are placed as if clamped (their mean is kept as given).
@@ -67,32 +92,24 @@ pub fn reliability_bins(data: &[Forecast], binning: Binning) -> Option<Vec<Relia
     if n == 0 {
         return None;
     }
-    let mut groups: Vec<Vec<Forecast>> = vec![Vec::new(); n];
-    let mut edges: Vec<(f64, f64)> = Vec::with_capacity(n);
-    match binning {
-        Binning::EqualWidth(_) => {
-            for f in data {
-                let p = f.p.clamp(0.0, 1.0);
-                // Truncation toward zero is the floor here because p ≥ 0.
-                let i = ((p * n as f64) as usize).min(n - 1);
-                groups[i].push(*f);
-            }
-            edges.extend((0..n).map(|i| (i as f64 / n as f64, (i + 1) as f64 / n as f64)));
-        }
-        Binning::EqualMass(_) => {
-            let order = ascending_order(data);
-            let total = data.len();
-            for (b, group) in groups.iter_mut().enumerate() {
-                let (start, end) = (b * total / n, (b + 1) * total / n);
-                group.extend(order[start..end].iter().map(|&i| data[i]));
-            }
-            for group in &groups {
-                let lower = group.first().map_or(f64::NAN, |f| f.p);
-                let upper = group.last().map_or(f64::NAN, |f| f.p);
-                edges.push((lower, upper));
-            }
-        }
-    }
+    let groups: Vec<Vec<Forecast>> = members(data, binning)
+        .iter()
+        .map(|g| g.iter().map(|&i| data[i]).collect())
+        .collect();
+    let edges: Vec<(f64, f64)> = match binning {
+        Binning::EqualWidth(_) => (0..n)
+            .map(|i| (i as f64 / n as f64, (i + 1) as f64 / n as f64))
+            .collect(),
+        Binning::EqualMass(_) => groups
+            .iter()
+            .map(|g| {
+                (
+                    g.first().map_or(f64::NAN, |f| f.p),
+                    g.last().map_or(f64::NAN, |f| f.p),
+                )
+            })
+            .collect(),
+    };
     let bins = groups
         .iter()
         .zip(edges)
@@ -123,6 +140,27 @@ pub fn ece(data: &[Forecast], binning: Binning) -> Option<f64> {
     Some(bins.iter().map(|b| b.count as f64 / total * b.gap()).sum())
 }
 
+/// [`ece`] against known probabilities instead of labels: the same bins of the forecasts,
+/// and in each |mean p − mean target|, weighted by the bin's share. Where the true
+/// probability of each forecast is known (a simulator's exact posterior), E[Y | p] is
+/// E[target | p], so this measures the same calibration error with no Bernoulli noise.
+/// `None` as for [`ece`], or when `target` is not one finite value per forecast.
+pub fn ece_against(data: &[Forecast], target: &[f64], binning: Binning) -> Option<f64> {
+    usable(data)?;
+    if binning.count() == 0 || target.len() != data.len() || target.iter().any(|t| !t.is_finite()) {
+        return None;
+    }
+    let gaps: f64 = members(data, binning)
+        .iter()
+        .map(|g| {
+            let p: f64 = g.iter().map(|&i| data[i].p).sum();
+            let t: f64 = g.iter().map(|&i| target[i]).sum();
+            (p - t).abs()
+        })
+        .sum();
+    Some(gaps / data.len() as f64)
+}
+
 /// Maximum calibration error: the largest |acc_b − conf_b| over non-empty bins (Naeini et
 /// al. 2015). The worst-case companion of [`ece`]: "confidently wrong" in one region is
 /// what hurts a threshold policy that acts exactly in that region.
@@ -145,6 +183,32 @@ mod tests {
 
     fn fc(pairs: &[(f64, bool)]) -> Vec<Forecast> {
         pairs.iter().map(|&(p, s)| Forecast::new(p, s)).collect()
+    }
+
+    #[test]
+    fn ece_against_known_probabilities_is_zero_for_them_and_the_gap_otherwise() {
+        let truth = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
+        let at =
+            |p: &[f64]| -> Vec<Forecast> { p.iter().map(|&p| Forecast::new(p, false)).collect() };
+        assert_eq!(
+            ece_against(&at(&truth), &truth, Binning::MASS_10),
+            Some(0.0)
+        );
+        let shifted: Vec<f64> = truth.iter().map(|t| t - 0.05).collect();
+        let e = ece_against(&at(&shifted), &truth, Binning::MASS_10).expect("ece");
+        assert!((e - 0.05).abs() < 1e-12, "{e}");
+        // Over-confidence that averages out within one bin is invisible to binning.
+        let e = ece_against(&at(&[0.0, 1.0]), &[0.5, 0.5], Binning::EqualMass(1)).expect("ece");
+        assert!(e.abs() < 1e-12);
+        // With labels as targets it is the ECE.
+        let data = fc(&[(0.9, true), (0.9, false), (0.1, false)]);
+        let labels: Vec<f64> = data.iter().map(|f| f.y()).collect();
+        assert_eq!(
+            ece_against(&data, &labels, Binning::WIDTH_15),
+            ece(&data, Binning::WIDTH_15)
+        );
+        assert_eq!(ece_against(&[], &[], Binning::MASS_10), None);
+        assert_eq!(ece_against(&at(&[0.5]), &[], Binning::MASS_10), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod properties;
 
 pub use ask::{AskSession, AskTable, AskTally, EscalationMark, ask_table};
 pub use ask_session::{SessionAsk, SessionAskScores};
-pub use calibration::{Binning, ReliabilityBin, brier, ece, mce, reliability_bins};
+pub use calibration::{Binning, ReliabilityBin, brier, ece, ece_against, mce, reliability_bins};
 pub use conformal::risk_controlling;
 pub use loop_tally::{LoopTally, ModelSteps};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};

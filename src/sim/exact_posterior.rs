@@ -7,7 +7,7 @@
 //! visible only on tens of thousands of sessions. Where the truth is known, E[Y | B] is
 //! E[B* | B] (B is a function of the tokens and B* = E[Y | tokens]), so binning the fitted B
 //! and comparing it with the mean B* in each bin measures the same calibration error with
-//! no Bernoulli noise at all ([`ece_against_truth`]).
+//! no Bernoulli noise at all ([`crate::metrics::ece_against`]).
 //!
 //! How: given θ, the hesitation state is a two-state Markov chain (the world's
 //! [`super::CorrelatedWorld::session`]) and a token's entropy is drawn from its state's law;
@@ -29,7 +29,6 @@ use super::correlated::{
 };
 use crate::competence::calibrator::sigmoid;
 use crate::competence::{SignalKind, Trajectory};
-use crate::metrics::{Binning, Forecast};
 
 /// Grid points over (0, [`THETA_MAX`]).
 pub const GRID: usize = 280;
@@ -150,57 +149,6 @@ pub fn exact_at(world: &CorrelatedWorld, trajectory: &Trajectory, at: &[usize]) 
     exact_at_on(world, trajectory, at, GRID, THETA_MAX)
 }
 
-/// The calibration error of forecasts `p` against the true probabilities `truth` (same
-/// order): equal-mass bins of p as [`crate::metrics::ece`] makes them, and in each bin
-/// |mean p − mean truth|, weighted by the bin's share. `None` when empty or unequal.
-pub fn ece_against_truth(p: &[f64], truth: &[f64], binning: Binning) -> Option<f64> {
-    if p.is_empty() || p.len() != truth.len() {
-        return None;
-    }
-    // The bins are those of `ece` on the forecasts: label each forecast by its index so the
-    // same sort and cut apply, then read the truths back.
-    let mut order: Vec<usize> = (0..p.len()).collect();
-    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
-    let n = p.len();
-    let bins = binning.count().max(1);
-    let mut total = 0.0;
-    match binning {
-        Binning::EqualMass(_) => {
-            for b in 0..bins {
-                let cell = &order[b * n / bins..(b + 1) * n / bins];
-                total += cell_gap(cell, p, truth);
-            }
-        }
-        Binning::EqualWidth(_) => {
-            let mut cells = vec![Vec::new(); bins];
-            for i in order {
-                let k = ((p[i] * bins as f64) as usize).min(bins - 1);
-                cells[k].push(i);
-            }
-            for cell in &cells {
-                total += cell_gap(cell, p, truth);
-            }
-        }
-    }
-    Some(total / n as f64)
-}
-
-/// n·|mean p − mean truth| over one bin's members.
-fn cell_gap(cell: &[usize], p: &[f64], truth: &[f64]) -> f64 {
-    let sum_p: f64 = cell.iter().map(|&i| p[i]).sum();
-    let sum_t: f64 = cell.iter().map(|&i| truth[i]).sum();
-    (sum_p - sum_t).abs()
-}
-
-/// Forecasts of the exact posterior itself (for the label-based ECE of a calibrated judge).
-pub fn forecasts(truth: &[f64], labels: &[bool]) -> Vec<Forecast> {
-    truth
-        .iter()
-        .zip(labels)
-        .map(|(&p, &y)| Forecast::new(p, y))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,23 +248,5 @@ mod tests {
         let lo = rows[..1500].iter().map(|r| r.0).sum::<f64>() / 1500.0;
         let hi = rows[1500..].iter().map(|r| r.0).sum::<f64>() / 1500.0;
         assert!(hi - lo > 0.1, "{lo} vs {hi}");
-    }
-
-    #[test]
-    fn ece_against_truth_is_zero_for_the_truth_and_the_gap_otherwise() {
-        let truth = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
-        assert_eq!(
-            ece_against_truth(&truth, &truth, Binning::MASS_10),
-            Some(0.0)
-        );
-        let shifted: Vec<f64> = truth.iter().map(|t| t - 0.05).collect();
-        let e = ece_against_truth(&shifted, &truth, Binning::MASS_10).expect("ece");
-        assert!((e - 0.05).abs() < 1e-12, "{e}");
-        // Over-confidence that averages out within one bin is invisible to binning.
-        let spread = [0.0, 1.0];
-        let e = ece_against_truth(&spread, &[0.5, 0.5], Binning::EqualMass(1)).expect("ece");
-        assert!(e.abs() < 1e-12);
-        assert_eq!(ece_against_truth(&[], &[], Binning::MASS_10), None);
-        assert_eq!(ece_against_truth(&[0.5], &[], Binning::MASS_10), None);
     }
 }

@@ -11,7 +11,8 @@ use super::correlated::CorrelatedSession;
 use crate::competence::calibrator::logit;
 use crate::competence::{BeliefModel, Calibration, CompetenceError, FitOptions, fit};
 use crate::metrics::{
-    Binning, Forecast, Interval, calibration_slope, calibration_slope_against, ece, ece_noise_floor,
+    Binning, Forecast, Interval, calibration_slope, calibration_slope_against, ece, ece_against,
+    ece_noise_floor,
 };
 
 /// Scores of one tick bucket.
@@ -204,6 +205,10 @@ pub fn score_cells(
         .map(|(i, (cell, &tick))| {
             let p: Vec<f64> = cell.iter().map(|c| c.fitted).collect();
             let truth: Vec<f64> = cell.iter().map(|c| c.exact).collect();
+            let fitted: Vec<Forecast> = cell
+                .iter()
+                .map(|c| Forecast::new(c.fitted, c.label))
+                .collect();
             let clamp = |x: f64| logit(x.clamp(1e-9, 1.0 - 1e-9));
             let gap = cell
                 .iter()
@@ -228,11 +233,7 @@ pub fn score_cells(
                 tenths,
                 tick,
                 n: cell.len(),
-                ece_vs_truth: super::exact_posterior::ece_against_truth(
-                    &p,
-                    &truth,
-                    Binning::MASS_10,
-                ),
+                ece_vs_truth: ece_against(&fitted, &truth, Binning::MASS_10),
                 mean_logit_gap: gap,
                 slope_vs_truth: calibration_slope_against(&p, &truth).map(|(_, b)| b),
                 exact_ece: ece(&exact, Binning::MASS_10),
