@@ -350,34 +350,38 @@ pub fn choose_ridge(
     folds: usize,
 ) -> Result<RidgeChoice, CompetenceError> {
     let default = Penalty::default().ridge;
-    let mut losses = Vec::new();
-    for ridge in RIDGES {
-        let penalty = Penalty {
-            ridge,
-            ..Penalty::default()
-        };
-        let (mut loss, mut weight, mut scored) = (0.0, 0.0, 0);
-        for f in 0..folds {
-            let train: Vec<FeatureRow> = rows
-                .iter()
-                .zip(fold_of)
-                .filter(|(_, g)| **g != f)
-                .map(|(r, _)| *r)
-                .collect();
+    // Per candidate: (weighted loss, weight, folds scored). Each fold's training rows are
+    // gathered once and serve every candidate.
+    let mut sums = [(0.0, 0.0, 0usize); RIDGES.len()];
+    for f in 0..folds {
+        let train: Vec<FeatureRow> = rows
+            .iter()
+            .zip(fold_of)
+            .filter(|(_, g)| **g != f)
+            .map(|(r, _)| *r)
+            .collect();
+        for (ridge, sum) in RIDGES.iter().zip(&mut sums) {
+            let penalty = Penalty {
+                ridge: *ridge,
+                ..Penalty::default()
+            };
             let Ok(model) = fit_feature_model(&train, &DEFAULT_KNOTS, DEFAULT_HALF_LIFE, penalty)
             else {
                 continue;
             };
-            scored += 1;
+            sum.2 += 1;
             for (r, _) in rows.iter().zip(fold_of).filter(|(_, g)| **g == f) {
-                loss += r.weight * log_loss(sigmoid(model.eta(&r.x, r.t)), r.label);
-                weight += r.weight;
+                sum.0 += r.weight * log_loss(sigmoid(model.eta(&r.x, r.t)), r.label);
+                sum.1 += r.weight;
             }
         }
-        if scored >= 2 && weight > 0.0 {
-            losses.push((ridge, loss / weight));
-        }
     }
+    let losses: Vec<(f64, f64)> = RIDGES
+        .iter()
+        .zip(sums)
+        .filter(|(_, (_, weight, scored))| *scored >= 2 && *weight > 0.0)
+        .map(|(ridge, (loss, weight, _))| (*ridge, loss / weight))
+        .collect();
     let ridge = losses
         .iter()
         .rev()
