@@ -158,10 +158,9 @@ impl StepProcess {
             .collect();
         let horizon = paths.iter().map(|p| p.beliefs.len()).max().unwrap_or(1);
         let mut first = vec![0.0; bins];
-        let mut counts = vec![vec![0.0; bins]; bins];
+        // Per decision point k (and bin): transitions, points reached, points that were the
+        // last. The pooled counts are their sums.
         let mut counts_k = vec![vec![vec![0.0; bins]; bins]; horizon];
-        let mut reached = vec![0usize; horizon];
-        let mut last = vec![0usize; horizon];
         let mut reached_in = vec![vec![0.0; bins]; horizon];
         let mut last_in = vec![vec![0.0; bins]; horizon];
         let mut tokens = vec![0.0; horizon];
@@ -171,14 +170,11 @@ impl StepProcess {
             let n = p.beliefs.len();
             first[bin(p.beliefs[0])] += 1.0;
             for k in 0..n {
-                reached[k] += 1;
                 reached_in[k][bin(p.beliefs[k])] += 1.0;
                 tokens[k] += p.tokens[k] as f64;
             }
-            last[n - 1] += 1;
             last_in[n - 1][bin(p.beliefs[n - 1])] += 1.0;
             for (k, w) in p.beliefs.windows(2).enumerate() {
-                counts[bin(w[0])][bin(w[1])] += 1.0;
                 counts_k[k][bin(w[0])][bin(w[1])] += 1.0;
                 transitions += 1;
             }
@@ -191,10 +187,11 @@ impl StepProcess {
         }
         let total = paths.len() as f64;
         first.iter_mut().for_each(|f| *f /= total);
-        let kernel: Vec<Vec<f64>> = counts
-            .into_iter()
-            .enumerate()
-            .map(|(i, row)| {
+        let kernel: Vec<Vec<f64>> = (0..bins)
+            .map(|i| {
+                let row: Vec<f64> = (0..bins)
+                    .map(|j| counts_k.iter().map(|c| c[i][j]).sum())
+                    .collect();
                 let s: f64 = row.iter().sum();
                 if s > 0.0 {
                     row.iter().map(|c| c / s).collect()
@@ -204,17 +201,18 @@ impl StepProcess {
                 }
             })
             .collect();
+        // count + m·pooled over total + m; the pooled value itself when m is not finite or
+        // there is nothing to count (m = 0 and no count).
         let m = if options.shrink.is_finite() {
             options.shrink.max(0.0)
         } else {
-            f64::MAX
+            f64::INFINITY
         };
-        // count + m·pooled over total + m; with m = 0 and no count, the pooled value.
         let shrunk = |count: f64, total: f64, pooled: f64| {
-            if total + m > 0.0 && m < f64::MAX {
-                (count + m * pooled) / (total + m)
-            } else {
+            if m.is_infinite() || total + m <= 0.0 {
                 pooled
+            } else {
+                (count + m * pooled) / (total + m)
             }
         };
         let kernels = counts_k
@@ -232,8 +230,9 @@ impl StepProcess {
                     .collect()
             })
             .collect();
+        let reached: Vec<f64> = reached_in.iter().map(|r| r.iter().sum()).collect();
         let hazard: Vec<f64> = (0..horizon)
-            .map(|k| last[k] as f64 / reached[k] as f64)
+            .map(|k| last_in[k].iter().sum::<f64>() / reached[k])
             .collect();
         let end_rate = (0..bins)
             .map(|i| {
@@ -253,11 +252,7 @@ impl StepProcess {
                     .collect()
             })
             .collect();
-        let tokens = tokens
-            .iter()
-            .zip(&reached)
-            .map(|(t, n)| t / *n as f64)
-            .collect();
+        let tokens = tokens.iter().zip(&reached).map(|(t, n)| t / n).collect();
         Ok(StepProcess {
             cuts,
             centres,
