@@ -355,8 +355,8 @@ pub struct CalibrationReport {
     pub fit: Option<FitReport>,
     /// The calibration file scored as given (`calibrate --score FILE`), when no fit was made.
     pub assessed: Option<String>,
-    /// What the fit made, as its calibration's `source` says (for the feature model, the
-    /// ridge it chose and the held-out log loss of each candidate).
+    /// For a fitted feature model, its calibration's `source`: the ridge it chose and the
+    /// held-out log loss of each candidate (`None` for other fits and for `--score`).
     pub fitted: Option<String>,
     pub prior: f64,
     pub tempering: f64,
@@ -542,7 +542,10 @@ pub fn calibrate(
         tempering: calibration.tempering,
         fit: Some(fit_report),
         assessed: None,
-        fitted: Some(calibration.source.clone()),
+        fitted: calibration
+            .features
+            .is_some()
+            .then(|| calibration.source.clone()),
         holdout,
         builtin,
         schedule,
@@ -823,7 +826,6 @@ impl CalibrationReport {
                 f.log_loss_fitted,
                 self.fitted
                     .as_deref()
-                    .filter(|s| s.starts_with("feature model"))
                     .map_or(String::new(), |s| format!("\n  {s}"))
             )),
             (None, Some(source)) => out.push_str(&format!(
