@@ -626,6 +626,13 @@ struct Scored<'a> {
     prior: f64,
 }
 
+/// One bucket's forecasts as the bootstrap resamples them (one list per task) and pooled.
+fn tasks_and_all(bucket: &BTreeMap<&str, Vec<Forecast>>) -> (Vec<Vec<Forecast>>, Vec<Forecast>) {
+    let tasks: Vec<Vec<Forecast>> = bucket.values().cloned().collect();
+    let all = tasks.iter().flatten().copied().collect();
+    (tasks, all)
+}
+
 /// Held-out scores of belief paths, whatever calibrations made them (one, or one per
 /// cross-validation fold); the constant to beat is each path's own π₀.
 fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
@@ -697,8 +704,7 @@ fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
             .iter()
             .enumerate()
             .map(|(k, bucket)| {
-                let tasks: Vec<Vec<Forecast>> = bucket.values().cloned().collect();
-                let f: Vec<Forecast> = tasks.iter().flatten().copied().collect();
+                let (tasks, f) = tasks_and_all(bucket);
                 FractionScore {
                     fraction: (k + 1) as f64 / FRACTIONS as f64,
                     ece_mass10: ece(&f, Binning::MASS_10),
@@ -713,8 +719,7 @@ fn score(scored: &[Scored<'_>]) -> (Option<HoldoutScores>, Traces) {
             .iter()
             .zip(FIXED_TICKS)
             .map_while(|(bucket, tick)| {
-                let tasks: Vec<Vec<Forecast>> = bucket.values().cloned().collect();
-                let f: Vec<Forecast> = tasks.iter().flatten().copied().collect();
+                let (tasks, f) = tasks_and_all(bucket);
                 let successes = f.iter().filter(|x| x.success).count();
                 let enough = successes >= MIN_AT_TICK && f.len() - successes >= MIN_AT_TICK;
                 enough.then(|| FixedTickScore {
