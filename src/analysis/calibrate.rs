@@ -364,6 +364,9 @@ pub struct CalibrationReport {
     /// The built-in prior judge (no fit) on the same held-out sessions.
     pub builtin: Option<HoldoutScores>,
     pub schedule: Vec<SchedulePoint>,
+    /// Why there is no token-clock schedule (a feature model has no per-token law to plan
+    /// on; `handoff schedule` plans it on logged sessions), in place of `schedule`.
+    pub schedule_refused: Option<String>,
     /// What each raw summary alone says about the outcome, over every eligible session.
     pub discrimination: super::discrimination::Discrimination,
     /// Held-out belief paths (belief per tick) with their labels, for plots; not printed.
@@ -445,6 +448,7 @@ pub fn assess(
         holdout,
         builtin,
         schedule: schedule(calibration, config)?,
+        schedule_refused: schedule_refused(calibration),
         discrimination: super::discrimination::discrimination(
             eligible.iter().map(|s| (group_key(s), &s.trajectory)),
         ),
@@ -549,6 +553,7 @@ pub fn calibrate(
         holdout,
         builtin,
         schedule,
+        schedule_refused: schedule_refused(&calibration),
         discrimination,
         traces,
         warnings: corpus.warnings.clone(),
@@ -744,6 +749,9 @@ fn schedule(
     calibration: &Calibration,
     config: &Config,
 ) -> Result<Vec<SchedulePoint>, CalibrateError> {
+    if schedule_refused(calibration).is_some() {
+        return Ok(Vec::new());
+    }
     let mut config = config.clone();
     config.policy.threshold = ThresholdKind::Optimal;
     let watch = SessionJudge::with_calibration(&config, calibration.clone())
@@ -762,6 +770,14 @@ fn schedule(
         judge.observe_token(&crate::competence::TokenSignals::default());
     }
     Ok(points)
+}
+
+/// Why the token-clock schedule cannot be solved for this calibration, if it cannot.
+fn schedule_refused(calibration: &Calibration) -> Option<String> {
+    calibration
+        .features
+        .is_some()
+        .then(|| crate::competence::CompetenceError::NoTokenLaw.to_string())
 }
 
 fn num(v: Option<f64>) -> String {
@@ -919,6 +935,9 @@ impl CalibrationReport {
                 out.push_str(&format!("{:>7.3}", p.tau));
             }
             out.push('\n');
+        }
+        if let Some(why) = &self.schedule_refused {
+            out.push_str(&format!("\noptimal threshold τ*_t: not solved: {why}\n"));
         }
         out.push_str(&self.discrimination.to_text());
         if !self.warnings.is_empty() {

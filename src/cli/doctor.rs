@@ -49,6 +49,14 @@ fn threshold_verdict(config: &crate::config::Config) -> String {
                     .map_or(String::new(), |p| p.display().to_string())
             ),
         },
+        // A session would refuse a feature calibration under the token-clock DP.
+        ThresholdKind::Optimal => match crate::judge::load_calibration(config) {
+            Ok(c) if c.features.is_some() => format!(
+                "optimal, unusable: {}",
+                crate::competence::CompetenceError::NoTokenLaw
+            ),
+            _ => ThresholdKind::Optimal.name().to_string(),
+        },
         kind => kind.name().to_string(),
     }
 }

@@ -162,7 +162,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let judge = judge_for(&optimal).map_err(|e| e.to_string())?;
         Ok((judge, v0))
     };
-    let token_clock: Option<TokenClock> = calibration.is_some().then_some(&clock as TokenClock);
+    // A feature model has no per-token law (`CompetenceError::NoTokenLaw`): no token-clock
+    // plan to set beside the step DP.
+    let token_clock: Option<TokenClock> = calibration
+        .as_ref()
+        .is_some_and(|c| c.features.is_none())
+        .then_some(&clock as TokenClock);
     let report = plan(
         &juniors,
         &seniors,

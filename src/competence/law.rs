@@ -381,6 +381,17 @@ mod tests {
                 .optimal_schedule(costs, 10, 1, 0.0)
                 .is_err()
         );
+        // A feature model's belief has no per-token law here: refused, not planned.
+        let mut features = Calibration::prior();
+        features.features = Some(crate::competence::features::FeatureModel {
+            knots: vec![0.0, 1.0],
+            weights: vec![vec![0.0; crate::competence::features::N_FEATURES]; 2],
+            half_life: 64.0,
+        });
+        assert!(matches!(
+            features.optimal_schedule(costs, 2000, 64, 200.0),
+            Err(crate::competence::CompetenceError::NoTokenLaw)
+        ));
     }
 
     #[test]

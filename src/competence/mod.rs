@@ -73,4 +73,13 @@ pub enum CompetenceError {
     Invalid(String),
     #[error("not enough data: {0}")]
     NotEnoughData(String),
+    #[error(
+        "threshold = \"optimal\" plans on the per-token law of the naive-Bayes sum, and this \
+         calibration is a feature model, whose belief does not move by that law (planned on it \
+         anyway, τ* is about 0.002 and the judge would never hand off); plan it on logged \
+         shadow sessions instead: `handoff schedule --junior DIR --calibration FILE --write \
+         schedule.json` with threshold = \"steps\" and step_schedule = \"schedule.json\", or \
+         use threshold = \"myopic\" or \"constant\""
+    )]
+    NoTokenLaw,
 }

@@ -13,6 +13,9 @@ impl Calibration {
     /// The optimal schedule for one session under this calibration: the per-tick law of its
     /// own histograms (a step ending on a tick with probability 1/`tokens_per_step`),
     /// solved on a [`DEFAULT_GRID_POINTS`] grid. What the agent calls before a session.
+    /// A feature-model calibration has no such law and is refused
+    /// ([`CompetenceError::NoTokenLaw`]): its schedule is planned on logged sessions
+    /// (`handoff schedule`, the step clock).
     pub fn optimal_schedule(
         &self,
         costs: StopCosts,
@@ -20,6 +23,12 @@ impl Calibration {
         stride: u64,
         tokens_per_step: f64,
     ) -> Result<OptimalSchedule, CompetenceError> {
+        // The law below is the naive sum's: ℓ moves by c·llr per token. A feature model's
+        // belief moves by its own varying-coefficient map, which has no per-tick law here;
+        // planned on the naive law anyway it waits for evidence that never comes that fast.
+        if self.features.is_some() {
+            return Err(CompetenceError::NoTokenLaw);
+        }
         if !(tokens_per_step.is_finite() && tokens_per_step >= 1.0) {
             return Err(CompetenceError::Invalid(format!(
                 "tokens per step must be at least 1, got {tokens_per_step}"

@@ -261,7 +261,19 @@ fn the_feature_model_says_which_ridge_it_chose_and_why() {
     for candidate in ["0.1: ", "1: ", "10: "] {
         assert!(line.contains(candidate), "{line}");
     }
+    // No token-clock τ* for a feature model: the text says why and where to plan it.
+    assert!(
+        text.contains("τ*_t: not solved") && text.contains("handoff schedule"),
+        "{text}"
+    );
     let report: serde_json::Value = serde_json::from_str(&run(true)).expect("json report");
+    assert_eq!(report["schedule"], serde_json::json!([]));
+    assert!(
+        report["schedule_refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("feature model")),
+        "{report}"
+    );
     let fitted = report["fitted"].as_str().expect("fitted");
     assert!(fitted.starts_with("feature model fit on"), "{fitted}");
     let written = Calibration::from_json(&std::fs::read_to_string(&out).expect("written"))
