@@ -47,7 +47,7 @@ impl Belief {
             (m, state)
         });
         let prior_log_odds = match &features {
-            Some((m, s)) => m.eta(&s.inputs(), 0.0),
+            Some((m, s)) => m.log_odds(&s.inputs(), 0.0),
             None => calibration.prior_log_odds(),
         };
         Belief {
@@ -86,7 +86,7 @@ impl Belief {
         self.n_terms = 0;
         if let Some((m, s)) = &mut self.features {
             s.start_token();
-            self.log_odds = m.eta(&s.inputs(), s.tokens() as f64);
+            self.log_odds = m.log_odds(&s.inputs(), s.tokens() as f64);
         }
     }
 
@@ -106,7 +106,7 @@ impl Belief {
         let llr = match &mut self.features {
             Some((m, s)) => {
                 s.observe(obs, raw);
-                let next = m.eta(&s.inputs(), s.tokens() as f64);
+                let next = m.log_odds(&s.inputs(), s.tokens() as f64);
                 next - self.log_odds
             }
             None => self.calibration.tempering * raw,

@@ -1,92 +1,21 @@
-//! Fitting a [`FeatureModel`]: penalised logistic regression on (inputs, t, label) rows.
-//!
-//! The design is the tensor product of the inputs with a hat basis in ln(1+t), so each row
-//! touches only the two knots around its t. Inputs are standardised before fitting (so one
-//! ridge penalty means the same for every input) and the weights are converted back. Two
-//! penalties keep the fit sane on tens of sessions: a ridge on every non-bias weight, and a
-//! penalty on the difference between neighbouring knots' weights (coefficients change
-//! smoothly with t; knots no row reaches copy their neighbours). Newton's method with step
-//! halving on the convex objective.
+//! Fitting a [`FeatureModel`]: penalised varying-coefficient logistic regression
+//! ([`super::varying_fit`]) on (inputs, t, label) rows computed out of fold, with its ridge
+//! and its link ([`super::feature_link`]) chosen by held-out log loss.
 
 use super::CompetenceError;
 use super::calibration::Calibration;
 use super::calibrator::{CalibrationMap, sigmoid};
-use super::features::{
-    DEFAULT_HALF_LIFE, DEFAULT_KNOTS, FeatureModel, FeatureState, N_FEATURES, knot_position,
-};
+use super::feature_link::choose_link;
+use super::features::{DEFAULT_HALF_LIFE, DEFAULT_KNOTS, FeatureModel, FeatureState, N_FEATURES};
 use super::fit_options::{FitOptions, FitReport, log_loss, sample_ticks};
 use super::histograms::histograms;
 use super::trajectory::Trajectory;
+use super::varying_fit::fit_varying;
+pub use super::varying_fit::{Penalty, VcRow};
 use crate::protocol::SignalKind;
 
-/// One held-out row: the model's inputs at tick `t`, the session's label and its weight.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FeatureRow {
-    pub x: [f64; N_FEATURES],
-    pub t: f64,
-    pub label: bool,
-    pub weight: f64,
-}
-
-/// The two penalties, in units of one session's total weight. The ridge a fit uses is
-/// chosen among [`RIDGES`] by held-out log loss ([`choose_ridge`]); the default here is
-/// what stands when that cannot be measured (fewer than two usable folds). The smoothness
-/// was chosen on the correlated world (`sim::correlated`): four times smaller or ten times
-/// larger was no better against the exact posterior (README "Long, dependent sessions").
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Penalty {
-    pub ridge: f64,
-    pub smooth: f64,
-}
-
-impl Default for Penalty {
-    fn default() -> Self {
-        Penalty {
-            ridge: 10.0,
-            smooth: 20.0,
-        }
-    }
-}
-
-fn softplus(z: f64) -> f64 {
-    if z > 0.0 {
-        z + (-z).exp().ln_1p()
-    } else {
-        z.exp().ln_1p()
-    }
-}
-
-/// Cholesky solve of A·x = b for a symmetric positive-definite A (row-major, n×n).
-fn solve_spd(a: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            if i == j {
-                if s <= 0.0 {
-                    return None;
-                }
-                l[i * n + i] = s.sqrt();
-            } else {
-                l[i * n + j] = s / l[j * n + j];
-            }
-        }
-    }
-    let mut y = vec![0.0; n];
-    for i in 0..n {
-        let s: f64 = (0..i).map(|k| l[i * n + k] * y[k]).sum();
-        y[i] = (b[i] - s) / l[i * n + i];
-    }
-    let mut x = vec![0.0; n];
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|k| l[k * n + i] * x[k]).sum();
-        x[i] = (y[i] - s) / l[i * n + i];
-    }
-    Some(x)
-}
+/// One held-out row of the feature model: its inputs at tick `t`.
+pub type FeatureRow = VcRow<N_FEATURES>;
 
 /// Fits the model's weights on `rows` (both labels needed).
 pub fn fit_feature_model(
@@ -95,168 +24,12 @@ pub fn fit_feature_model(
     half_life: f64,
     penalty: Penalty,
 ) -> Result<FeatureModel, CompetenceError> {
-    let rows: Vec<&FeatureRow> = rows
-        .iter()
-        .filter(|r| r.weight > 0.0 && r.weight.is_finite() && r.x.iter().all(|v| v.is_finite()))
-        .collect();
-    if !(rows.iter().any(|r| r.label) && rows.iter().any(|r| !r.label)) {
-        return Err(CompetenceError::NotEnoughData(
-            "the feature model needs rows of both labels".into(),
-        ));
-    }
-    let (kn, j) = (knots.len(), N_FEATURES);
-    let p = kn * j;
-    // Standardise the inputs (the bias stays 1).
-    let total: f64 = rows.iter().map(|r| r.weight).sum();
-    let mut mu = [0.0; N_FEATURES];
-    let mut sd = [1.0; N_FEATURES];
-    for f in 1..j {
-        let m = rows.iter().map(|r| r.weight * r.x[f]).sum::<f64>() / total;
-        let v = rows
-            .iter()
-            .map(|r| r.weight * (r.x[f] - m).powi(2))
-            .sum::<f64>()
-            / total;
-        mu[f] = m;
-        sd[f] = if v > 1e-18 { v.sqrt() } else { 0.0 };
-    }
-    let z = |r: &FeatureRow, f: usize| -> f64 {
-        if f == 0 {
-            1.0
-        } else if sd[f] == 0.0 {
-            0.0
-        } else {
-            (r.x[f] - mu[f]) / sd[f]
-        }
-    };
-    let place: Vec<(usize, f64)> = rows.iter().map(|r| knot_position(knots, r.t)).collect();
-    let eta = |theta: &[f64], i: usize| -> f64 {
-        let (k, lam) = place[i];
-        (0..j)
-            .map(|f| {
-                z(rows[i], f) * ((1.0 - lam) * theta[k * j + f] + lam * theta[(k + 1) * j + f])
-            })
-            .sum()
-    };
-    let penalty_of = |theta: &[f64]| -> f64 {
-        let mut s = 0.0;
-        for k in 0..kn {
-            for f in 0..j {
-                let w = theta[k * j + f];
-                s += if f == 0 { 1e-6 } else { penalty.ridge } * w * w;
-                if k + 1 < kn {
-                    s += penalty.smooth * (theta[(k + 1) * j + f] - w).powi(2);
-                }
-            }
-        }
-        0.5 * s
-    };
-    let objective = |theta: &[f64]| -> f64 {
-        let data: f64 = (0..rows.len())
-            .map(|i| {
-                let e = eta(theta, i);
-                rows[i].weight * (softplus(e) - if rows[i].label { e } else { 0.0 })
-            })
-            .sum();
-        data + penalty_of(theta)
-    };
-    let pos: f64 = rows.iter().filter(|r| r.label).map(|r| r.weight).sum();
-    let mut theta = vec![0.0; p];
-    let base = (pos / (total - pos)).ln();
-    for k in 0..kn {
-        theta[k * j] = base;
-    }
-    let mut current = objective(&theta);
-    for _ in 0..50 {
-        let mut g = vec![0.0; p];
-        let mut h = vec![0.0; p * p];
-        let mut idx = Vec::with_capacity(2 * j);
-        for i in 0..rows.len() {
-            let (k, lam) = place[i];
-            let e = eta(&theta, i);
-            let pr = sigmoid(e);
-            let w = rows[i].weight;
-            let d = w * (pr - if rows[i].label { 1.0 } else { 0.0 });
-            let c = w * pr * (1.0 - pr);
-            idx.clear();
-            for f in 0..j {
-                let v = z(rows[i], f);
-                if v != 0.0 {
-                    idx.push((k * j + f, (1.0 - lam) * v));
-                    idx.push(((k + 1) * j + f, lam * v));
-                }
-            }
-            for &(a, va) in &idx {
-                g[a] += d * va;
-                for &(b, vb) in &idx {
-                    h[a * p + b] += c * va * vb;
-                }
-            }
-        }
-        for k in 0..kn {
-            for f in 0..j {
-                let a = k * j + f;
-                let r = if f == 0 { 1e-6 } else { penalty.ridge };
-                g[a] += r * theta[a];
-                h[a * p + a] += r;
-                if k + 1 < kn {
-                    let b = (k + 1) * j + f;
-                    let diff = theta[b] - theta[a];
-                    g[a] -= penalty.smooth * diff;
-                    g[b] += penalty.smooth * diff;
-                    h[a * p + a] += penalty.smooth;
-                    h[b * p + b] += penalty.smooth;
-                    h[a * p + b] -= penalty.smooth;
-                    h[b * p + a] -= penalty.smooth;
-                }
-            }
-        }
-        if g.iter().map(|x| x * x).sum::<f64>().sqrt() < 1e-9 * total.max(1.0) {
-            break;
-        }
-        let Some(step) = solve_spd(&h, &g, p) else {
-            break;
-        };
-        let mut scale = 1.0;
-        let mut moved = false;
-        while scale > 1e-10 {
-            let next: Vec<f64> = theta
-                .iter()
-                .zip(&step)
-                .map(|(t, s)| t - scale * s)
-                .collect();
-            let o = objective(&next);
-            if o <= current {
-                moved = current - o > 1e-12 * current.abs().max(1.0);
-                theta = next;
-                current = o;
-                break;
-            }
-            scale /= 2.0;
-        }
-        if !moved {
-            break;
-        }
-    }
-    // Back to the inputs' own scale: w = θ/σ, bias absorbs −θ·μ/σ.
-    let weights = (0..kn)
-        .map(|k| {
-            let row = &theta[k * j..(k + 1) * j];
-            let mut w = vec![0.0; j];
-            w[0] = row[0];
-            for f in 1..j {
-                if sd[f] > 0.0 {
-                    w[f] = row[f] / sd[f];
-                    w[0] -= row[f] * mu[f] / sd[f];
-                }
-            }
-            w
-        })
-        .collect();
+    let weights = fit_varying(rows, knots, penalty, true)?;
     let model = FeatureModel {
         knots: knots.to_vec(),
         weights,
         half_life,
+        link: None,
     };
     model.validate()?;
     Ok(model)
@@ -325,6 +98,9 @@ pub struct RidgeChoice {
     pub ridge: f64,
     /// (ridge, mean log loss on the rows of the fold left out), one per candidate that fit.
     pub losses: Vec<(f64, f64)>,
+    /// Each row's η under the chosen ridge's model fitted without the row's fold (NaN where
+    /// that fold did not fit): what the link is learned on.
+    pub out_of_fold: Vec<f64>,
 }
 
 impl RidgeChoice {
@@ -353,6 +129,7 @@ pub fn choose_ridge(
     // Per candidate: (weighted loss, weight, folds scored). Each fold's training rows are
     // gathered once and serve every candidate.
     let mut sums = [(0.0, 0.0, 0usize); RIDGES.len()];
+    let mut out_of_fold = vec![vec![f64::NAN; rows.len()]; RIDGES.len()];
     for f in 0..folds {
         let train: Vec<FeatureRow> = rows
             .iter()
@@ -360,7 +137,7 @@ pub fn choose_ridge(
             .filter(|(_, g)| **g != f)
             .map(|(r, _)| *r)
             .collect();
-        for (ridge, sum) in RIDGES.iter().zip(&mut sums) {
+        for ((ridge, sum), oof) in RIDGES.iter().zip(&mut sums).zip(&mut out_of_fold) {
             let penalty = Penalty {
                 ridge: *ridge,
                 ..Penalty::default()
@@ -370,8 +147,10 @@ pub fn choose_ridge(
                 continue;
             };
             sum.2 += 1;
-            for (r, _) in rows.iter().zip(fold_of).filter(|(_, g)| **g == f) {
-                sum.0 += r.weight * log_loss(sigmoid(model.eta(&r.x, r.t)), r.label);
+            for (i, r) in rows.iter().enumerate().filter(|(i, _)| fold_of[*i] == f) {
+                let eta = model.eta(&r.x, r.t);
+                oof[i] = eta;
+                sum.0 += r.weight * log_loss(sigmoid(eta), r.label);
                 sum.1 += r.weight;
             }
         }
@@ -387,7 +166,15 @@ pub fn choose_ridge(
         .rev()
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map_or(default, |(r, _)| *r);
-    Ok(RidgeChoice { ridge, losses })
+    let out_of_fold = RIDGES.iter().position(|r| *r == ridge).map_or_else(
+        || vec![f64::NAN; rows.len()],
+        |i| out_of_fold.swap_remove(i),
+    );
+    Ok(RidgeChoice {
+        ridge,
+        losses,
+        out_of_fold,
+    })
 }
 
 /// [`super::fit`] for [`super::BeliefModel::Features`], cross-fitted: the labelled
@@ -434,6 +221,7 @@ pub(crate) fn fit_features(
                     t: *tick as f64,
                     label: *label,
                     weight: w,
+                    offset: 0.0,
                 });
                 fold_of.push(f);
             }
@@ -444,7 +232,10 @@ pub(crate) fn fit_features(
         ridge: choice.ridge,
         ..Penalty::default()
     };
-    let model = fit_feature_model(&rows, &DEFAULT_KNOTS, DEFAULT_HALF_LIFE, penalty)?;
+    let mut model = fit_feature_model(&rows, &DEFAULT_KNOTS, DEFAULT_HALF_LIFE, penalty)?;
+    let link = choose_link(&choice.out_of_fold, &rows, &fold_of, folds, &DEFAULT_KNOTS);
+    model.link = link.link.clone();
+    model.validate()?;
     let total: f64 = rows.iter().map(|r| r.weight).sum();
     let mean =
         |f: &dyn Fn(&FeatureRow) -> f64| rows.iter().map(|r| r.weight * f(r)).sum::<f64>() / total;
@@ -456,7 +247,7 @@ pub(crate) fn fit_features(
         holdout: labelled.len(),
         tempering: 1.0,
         log_loss_prior: mean(&|r| log_loss(prior, r.label)),
-        log_loss_fitted: mean(&|r| log_loss(sigmoid(model.eta(&r.x, r.t)), r.label)),
+        log_loss_fitted: mean(&|r| log_loss(sigmoid(model.log_odds(&r.x, r.t)), r.label)),
     };
     let calibration = Calibration {
         prior,
@@ -465,10 +256,11 @@ pub(crate) fn fit_features(
         map: CalibrationMap::Identity,
         source: format!(
             "feature model fit on {} labelled sessions ({successes} successes, {folds}-fold \
-             cross-fitted; ridge {} chosen by held-out log loss: {})",
+             cross-fitted; ridge {} chosen by held-out log loss: {}; link {})",
             labelled.len(),
             choice.ridge,
-            choice.describe()
+            choice.describe(),
+            link.describe()
         ),
         features: Some(model),
         fitted_on: None,
@@ -501,6 +293,7 @@ mod tests {
                     t,
                     label,
                     weight: 1.0,
+                    offset: 0.0,
                 }
             })
             .collect();
@@ -536,6 +329,7 @@ mod tests {
                     t: f64::from(k) * 50.0,
                     label,
                     weight: 1.0 / 30.0,
+                    offset: 0.0,
                 });
                 folds.push(s % 3);
             }
@@ -580,6 +374,7 @@ mod tests {
             t: 1.0,
             label: true,
             weight: 1.0,
+            offset: 0.0,
         };
         assert!(fit_feature_model(&[row], &[0.0, 1.0], 64.0, Penalty::default()).is_err());
     }

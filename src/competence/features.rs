@@ -126,6 +126,53 @@ pub struct FeatureModel {
     pub weights: Vec<Vec<f64>>,
     /// Half-life in tokens of [`Feature::RecentTokens`].
     pub half_life: f64,
+    /// A monotone cubic correction of η, per knot ([`Link`]); absent, B = σ(η).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+}
+
+/// The link between η and the belief: logit B = η + c₀(t) + c₁(t)·u + c₂(t)·u² + c₃(t)·u³
+/// with u = η clamped to `range`, and slope 1 in η beyond it. The coefficients sit at the
+/// model's knots and are interpolated as its weights are.
+///
+/// Why: the varying-coefficient logistic model is linear in its inputs, and the posterior
+/// is not; on the correlated world its held-out errors against the exact posterior have
+/// one shape at every tick (log-odds that move too much near the middle and too little at
+/// the ends), and a cubic in η learned on fresh sessions halves them (README "Long,
+/// dependent sessions"). Fitted by
+/// [`super::feature_link`], and kept only if increasing in η over `range` at every knot, so
+/// more evidence for success never lowers the belief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    /// [c₀, c₁, c₂, c₃] per knot.
+    pub coefficients: Vec<[f64; 4]>,
+    /// The η range the link was fitted on (its 1st and 99th percentiles).
+    pub range: [f64; 2],
+}
+
+impl Link {
+    /// The corrected log-odds at `eta` with the coefficients at knot interval (k, λ) (as
+    /// [`knot_position`] gives it).
+    pub fn corrected(&self, eta: f64, k: usize, lam: f64) -> f64 {
+        let [lo, hi] = self.range;
+        let u = eta.clamp(lo, hi);
+        let (a, b) = (&self.coefficients[k], &self.coefficients[k + 1]);
+        let c = |m: usize| (1.0 - lam) * a[m] + lam * b[m];
+        eta + c(0) + u * (c(1) + u * (c(2) + u * c(3)))
+    }
+
+    /// Whether 1 + c₁ + 2c₂u + 3c₃u² > 0 over the range at every knot (then also between
+    /// knots, where the coefficients are convex combinations).
+    pub fn increasing(&self) -> bool {
+        let [lo, hi] = self.range;
+        self.coefficients.iter().all(|c| {
+            (0..=64).all(|i| {
+                let u = lo + (hi - lo) * f64::from(i) / 64.0;
+                1.0 + c[1] + 2.0 * c[2] * u + 3.0 * c[3] * u * u > 0.0
+            })
+        })
+    }
 }
 
 /// Default knots: geometric in t, so early ticks (little evidence, fast change) get as many
@@ -163,6 +210,17 @@ impl FeatureModel {
                  joined has fewer: re-run `handoff calibrate --model features`)"
             ));
         }
+        if let Some(link) = &self.link {
+            let finite = link.coefficients.iter().flatten().all(|c| c.is_finite())
+                && link.range.iter().all(|r| r.is_finite())
+                && link.range[0] <= link.range[1];
+            if link.coefficients.len() != self.knots.len() || !finite {
+                return bad("the link needs one finite row per knot and a finite range");
+            }
+            if !link.increasing() {
+                return bad("the link must increase in η over its range");
+            }
+        }
         if self.weights.iter().flatten().any(|w| !w.is_finite())
             || !(self.half_life.is_finite() && self.half_life > 0.0)
         {
@@ -178,6 +236,18 @@ impl FeatureModel {
         (0..N_FEATURES)
             .map(|j| x[j] * ((1.0 - lam) * lo[j] + lam * hi[j]))
             .sum()
+    }
+
+    /// The belief's log-odds for inputs `x` at tick `t`: η through the link, if any.
+    pub fn log_odds(&self, x: &[f64; N_FEATURES], t: f64) -> f64 {
+        let eta = self.eta(x, t);
+        match &self.link {
+            None => eta,
+            Some(link) => {
+                let (k, lam) = knot_position(&self.knots, t);
+                link.corrected(eta, k, lam)
+            }
+        }
     }
 
     /// Per-feature contributions x_j·w_j(t) at tick `t` (what a "why" can list).
@@ -364,6 +434,52 @@ mod tests {
     }
 
     #[test]
+    fn the_link_corrects_inside_its_range_and_keeps_slope_one_beyond() {
+        let link = Link {
+            coefficients: vec![[0.5, 0.0, 0.0, 0.1], [0.0, 0.0, 0.0, 0.0]],
+            range: [-1.0, 2.0],
+        };
+        assert!(link.increasing());
+        // At the first knot: η + 0.5 + 0.1·η³ for η in range.
+        assert!((link.corrected(1.0, 0, 0.0) - 1.6).abs() < 1e-12);
+        // Beyond 2: the value at 2 plus (η − 2).
+        assert!((link.corrected(3.0, 0, 0.0) - (2.0 + 0.5 + 0.8 + 1.0)).abs() < 1e-12);
+        // Halfway to the second knot (no correction there): half the correction.
+        assert!((link.corrected(1.0, 0, 0.5) - 1.3).abs() < 1e-12);
+        let mut m = FeatureModel {
+            knots: vec![0.0, 100.0],
+            weights: vec![vec![0.0; N_FEATURES]; 2],
+            half_life: 64.0,
+            link: Some(link.clone()),
+        };
+        m.validate().expect("valid");
+        // The JSON carries it, and a model written before links existed still reads.
+        let json = serde_json::to_string(&m).expect("json");
+        assert_eq!(
+            serde_json::from_str::<FeatureModel>(&json).expect("read"),
+            m
+        );
+        let old = r#"{"knots":[0.0,100.0],"weights":[[0.0],[0.0]],"half_life":64.0}"#;
+        assert!(
+            serde_json::from_str::<FeatureModel>(old)
+                .expect("read")
+                .link
+                .is_none()
+        );
+        // A link that falls with η, or has the wrong number of rows, is refused.
+        m.link = Some(Link {
+            coefficients: vec![[0.0, -2.0, 0.0, 0.0]; 2],
+            range: [-1.0, 1.0],
+        });
+        assert!(m.validate().is_err());
+        m.link = Some(Link {
+            coefficients: vec![[0.0; 4]],
+            range: [-1.0, 1.0],
+        });
+        assert!(m.validate().is_err());
+    }
+
+    #[test]
     fn the_weights_interpolate_in_log_time() {
         let mut weights = vec![vec![0.0; N_FEATURES]; 3];
         weights[1][0] = 1.0;
@@ -372,6 +488,7 @@ mod tests {
             knots: vec![0.0, 99.0, 9999.0],
             weights,
             half_life: 64.0,
+            link: None,
         };
         m.validate().expect("valid");
         let x = FeatureState::new(64.0).inputs();

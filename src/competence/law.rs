@@ -387,6 +387,7 @@ mod tests {
             knots: vec![0.0, 1.0],
             weights: vec![vec![0.0; crate::competence::features::N_FEATURES]; 2],
             half_life: 64.0,
+            link: None,
         });
         assert!(matches!(
             features.optimal_schedule(costs, 2000, 64, 200.0),

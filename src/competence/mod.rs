@@ -4,7 +4,8 @@
 //! - the names of all evidence, step facts and raw observations live in
 //!   [`crate::protocol::evidence`], so logs carry them without this module;
 //! - [`facts`]: step facts decided from a step's description (test runs, counts, repeats);
-//! - [`features`], [`feature_fit`]: the length-robust belief model and its fit;
+//! - [`features`], [`feature_fit`], [`feature_link`], [`varying_fit`]: the length-robust
+//!   belief model, its fit, its link, and the varying-coefficient regression under both;
 //! - [`likelihood`]: per-signal smoothed histograms f₁, f₀;
 //! - [`calibrator`]: Platt, isotonic and equal-mass maps from log-odds to probability;
 //! - [`calibration`]: all of the above in one versioned JSON value, and the built-in prior;
@@ -22,6 +23,7 @@ pub mod calibrator;
 pub mod dp;
 pub mod facts;
 pub mod feature_fit;
+pub mod feature_link;
 pub mod features;
 pub mod fit;
 pub mod fit_options;
@@ -37,6 +39,7 @@ pub mod step_dp;
 pub mod step_process;
 pub mod threshold;
 pub mod trajectory;
+pub mod varying_fit;
 
 #[cfg(test)]
 mod properties;

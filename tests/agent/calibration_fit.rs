@@ -90,6 +90,7 @@ async fn a_feature_calibration_under_the_optimal_threshold_is_refused_with_the_w
         knots: vec![0.0, 1000.0],
         weights: vec![vec![0.0; N_FEATURES]; 2],
         half_life: 64.0,
+        link: None,
     });
     let path = files.path().join("features.json");
     std::fs::write(&path, c.to_json()).expect("write calibration");
