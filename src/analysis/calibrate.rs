@@ -774,10 +774,7 @@ fn schedule(
 
 /// Why the token-clock schedule cannot be solved for this calibration, if it cannot.
 fn schedule_refused(calibration: &Calibration) -> Option<String> {
-    calibration
-        .features
-        .is_some()
-        .then(|| crate::competence::CompetenceError::NoTokenLaw.to_string())
+    calibration.token_clock_refusal().map(|e| e.to_string())
 }
 
 fn num(v: Option<f64>) -> String {

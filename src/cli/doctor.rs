@@ -15,8 +15,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (config, source) = args.config.load_with_source()?;
     let reports = runtime()?.block_on(crate::llm::doctor::check(&config));
-    let calibration = calibration_verdict(&config);
-    let threshold = threshold_verdict(&config);
+    // Read once: both lines speak of it.
+    let loaded = crate::judge::load_calibration(&config);
+    let calibration = calibration_verdict(&config, &loaded);
+    let threshold = threshold_verdict(&config, &loaded);
     let doc = serde_json::json!({
         "config": source.to_string(),
         "endpoints": reports,
@@ -34,7 +36,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 /// One line on the threshold policy; for a step schedule, whether its file is usable (a
 /// session would refuse to start on a bad one, so say it here first).
-fn threshold_verdict(config: &crate::config::Config) -> String {
+fn threshold_verdict(
+    config: &crate::config::Config,
+    loaded: &Result<crate::competence::Calibration, crate::judge::JudgeError>,
+) -> String {
     use crate::config::ThresholdKind;
     match config.policy.threshold {
         ThresholdKind::Steps => match crate::judge::load_step_schedule(config) {
@@ -49,12 +54,9 @@ fn threshold_verdict(config: &crate::config::Config) -> String {
                     .map_or(String::new(), |p| p.display().to_string())
             ),
         },
-        // A session would refuse a feature calibration under the token-clock DP.
-        ThresholdKind::Optimal => match crate::judge::load_calibration(config) {
-            Ok(c) if c.features.is_some() => format!(
-                "optimal, unusable: {}",
-                crate::competence::CompetenceError::NoTokenLaw
-            ),
+        // A session would refuse a calibration the token-clock DP cannot plan for.
+        ThresholdKind::Optimal => match loaded.as_ref().map(|c| c.token_clock_refusal()) {
+            Ok(Some(why)) => format!("optimal, unusable: {why}"),
             _ => ThresholdKind::Optimal.name().to_string(),
         },
         kind => kind.name().to_string(),
@@ -62,15 +64,18 @@ fn threshold_verdict(config: &crate::config::Config) -> String {
 }
 
 /// One line on the judge's calibration: which one, and whether it fits the junior.
-fn calibration_verdict(config: &crate::config::Config) -> String {
-    use crate::judge::{calibration_mismatch, load_calibration};
-    match load_calibration(config) {
+fn calibration_verdict(
+    config: &crate::config::Config,
+    loaded: &Result<crate::competence::Calibration, crate::judge::JudgeError>,
+) -> String {
+    use crate::judge::calibration_mismatch;
+    match loaded {
         Err(e) => format!("unusable: {e}"),
         Ok(calibration) => {
             let source = &calibration.source;
             match (
                 &calibration.fitted_on,
-                calibration_mismatch(&calibration, &config.junior),
+                calibration_mismatch(calibration, &config.junior),
             ) {
                 (None, _) => format!("{source} (records no fit, nothing to compare)"),
                 (Some(_), Some(why)) => format!("{source}; MISMATCH: {why}"),

@@ -162,11 +162,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let judge = judge_for(&optimal).map_err(|e| e.to_string())?;
         Ok((judge, v0))
     };
-    // A feature model has no per-token law (`CompetenceError::NoTokenLaw`): no token-clock
-    // plan to set beside the step DP.
+    // A calibration the token clock cannot plan for (a feature model) gets no token-clock
+    // plan beside the step DP.
     let token_clock: Option<TokenClock> = calibration
         .as_ref()
-        .is_some_and(|c| c.features.is_none())
+        .is_some_and(|c| c.token_clock_refusal().is_none())
         .then_some(&clock as TokenClock);
     let report = plan(
         &juniors,

@@ -10,6 +10,18 @@ use super::law::{DEFAULT_GRID_POINTS, DEFAULT_LAW_ATOMS};
 use super::threshold::StopCosts;
 
 impl Calibration {
+    /// Why the token-clock schedule cannot be planned for this calibration, if it cannot:
+    /// the law [`Calibration::optimal_schedule`] plans on is the naive sum's (ℓ moves by
+    /// c·llr per token), and a feature model's belief moves by its own varying-coefficient
+    /// map, which has no per-tick law here; planned on the naive law anyway it waits for
+    /// evidence that never comes that fast. The one rule the judge, `calibrate`, `doctor`
+    /// and `schedule` ask.
+    pub fn token_clock_refusal(&self) -> Option<CompetenceError> {
+        self.features
+            .is_some()
+            .then_some(CompetenceError::NoTokenLaw)
+    }
+
     /// The optimal schedule for one session under this calibration: the per-tick law of its
     /// own histograms (a step ending on a tick with probability 1/`tokens_per_step`),
     /// solved on a [`DEFAULT_GRID_POINTS`] grid. What the agent calls before a session.
@@ -23,11 +35,8 @@ impl Calibration {
         stride: u64,
         tokens_per_step: f64,
     ) -> Result<OptimalSchedule, CompetenceError> {
-        // The law below is the naive sum's: ℓ moves by c·llr per token. A feature model's
-        // belief moves by its own varying-coefficient map, which has no per-tick law here;
-        // planned on the naive law anyway it waits for evidence that never comes that fast.
-        if self.features.is_some() {
-            return Err(CompetenceError::NoTokenLaw);
+        if let Some(refused) = self.token_clock_refusal() {
+            return Err(refused);
         }
         if !(tokens_per_step.is_finite() && tokens_per_step >= 1.0) {
             return Err(CompetenceError::Invalid(format!(
