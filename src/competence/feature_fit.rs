@@ -11,11 +11,8 @@ use super::fit_options::{FitOptions, FitReport, log_loss, sample_ticks};
 use super::histograms::histograms;
 use super::trajectory::Trajectory;
 use super::varying_fit::fit_varying;
-pub use super::varying_fit::{Penalty, VcRow};
+pub use super::varying_fit::{FeatureRow, Penalty, VcRow};
 use crate::protocol::SignalKind;
-
-/// One held-out row of the feature model: its inputs at tick `t`.
-pub type FeatureRow = VcRow<N_FEATURES>;
 
 /// Fits the model's weights on `rows` (both labels needed).
 pub fn fit_feature_model(

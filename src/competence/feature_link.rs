@@ -20,12 +20,9 @@
 //! so that cost stays visible.
 
 use super::calibrator::sigmoid;
-use super::features::{Link, N_FEATURES, knot_position};
+use super::features::{Link, knot_position};
 use super::fit_options::log_loss;
-use super::varying_fit::{Penalty, VcRow, fit_varying};
-
-/// The feature model's rows (the same type as `feature_fit::FeatureRow`).
-type FeatureRow = VcRow<N_FEATURES>;
+use super::varying_fit::{FeatureRow, Penalty, VcRow, fit_varying};
 
 /// The ridge penalties a link chooses among (units of one session's weight, as the model's).
 pub const LINK_RIDGES: [f64; 3] = [1.0, 10.0, 100.0];
@@ -205,6 +202,7 @@ pub fn choose_link(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::competence::features::N_FEATURES;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 

@@ -162,15 +162,19 @@ impl Link {
         eta + c(0) + u * (c(1) + u * (c(2) + u * c(3)))
     }
 
-    /// Whether 1 + c₁ + 2c₂u + 3c₃u² > 0 over the range at every knot (then also between
-    /// knots, where the coefficients are convex combinations).
+    /// Whether the slope 1 + c₁ + 2c₂u + 3c₃u² is positive over the range at every knot
+    /// (then also between knots, where the coefficients are convex combinations). The slope
+    /// is a quadratic in u, so its least value on the range is at an end or at its vertex.
     pub fn increasing(&self) -> bool {
         let [lo, hi] = self.range;
         self.coefficients.iter().all(|c| {
-            (0..=64).all(|i| {
-                let u = lo + (hi - lo) * f64::from(i) / 64.0;
-                1.0 + c[1] + 2.0 * c[2] * u + 3.0 * c[3] * u * u > 0.0
-            })
+            let slope = |u: f64| 1.0 + c[1] + 2.0 * c[2] * u + 3.0 * c[3] * u * u;
+            let vertex = if c[3] > 0.0 {
+                (-c[2] / (3.0 * c[3])).clamp(lo, hi)
+            } else {
+                lo
+            };
+            slope(lo) > 0.0 && slope(hi) > 0.0 && slope(vertex) > 0.0
         })
     }
 }
@@ -232,6 +236,11 @@ impl FeatureModel {
     /// η for inputs `x` at tick `t`.
     pub fn eta(&self, x: &[f64; N_FEATURES], t: f64) -> f64 {
         let (k, lam) = knot_position(&self.knots, t);
+        self.eta_between(x, k, lam)
+    }
+
+    /// η with the weights at knot interval (k, λ).
+    fn eta_between(&self, x: &[f64; N_FEATURES], k: usize, lam: f64) -> f64 {
         let (lo, hi) = (&self.weights[k], &self.weights[k + 1]);
         (0..N_FEATURES)
             .map(|j| x[j] * ((1.0 - lam) * lo[j] + lam * hi[j]))
@@ -239,14 +248,13 @@ impl FeatureModel {
     }
 
     /// The belief's log-odds for inputs `x` at tick `t`: η through the link, if any.
+    /// On the per-token path: the knot interval is found once for both.
     pub fn log_odds(&self, x: &[f64; N_FEATURES], t: f64) -> f64 {
-        let eta = self.eta(x, t);
+        let (k, lam) = knot_position(&self.knots, t);
+        let eta = self.eta_between(x, k, lam);
         match &self.link {
             None => eta,
-            Some(link) => {
-                let (k, lam) = knot_position(&self.knots, t);
-                link.corrected(eta, k, lam)
-            }
+            Some(link) => link.corrected(eta, k, lam),
         }
     }
 

@@ -11,7 +11,7 @@
 
 use super::CompetenceError;
 use super::calibrator::sigmoid;
-use super::features::knot_position;
+use super::features::{N_FEATURES, knot_position};
 
 /// One row of a varying-coefficient logistic fit: `J` inputs at tick `t`, the session's
 /// label, its weight, and a fixed offset added to the log-odds (0 for the feature model;
@@ -24,6 +24,9 @@ pub struct VcRow<const J: usize> {
     pub weight: f64,
     pub offset: f64,
 }
+
+/// One held-out row of the feature model: its inputs at tick `t`.
+pub type FeatureRow = VcRow<N_FEATURES>;
 
 /// The two penalties, in units of one session's total weight. The ridge a fit uses is
 /// chosen among [`super::feature_fit::RIDGES`] by held-out log loss
