@@ -118,6 +118,12 @@ pub enum ToolProtocol {
     /// server with constrained decoding (llama.cpp, vLLM, Ollama, LM Studio, OpenAI) can
     /// only sample a well-formed call. Logprobs stay on every token, streaming included.
     JsonSchema,
+    /// For small juniors: no tools at all. The first message shows the files the task is
+    /// about; a reply is prose and fenced code blocks, placed into files by definition name
+    /// (or SEARCH/REPLACE), and the harness runs `agent.check` after every edit and ends the
+    /// work when it passes (see [`crate::code`]). Code is never escaped inside JSON, no
+    /// grammar constrains the reply, and every token of the code carries its logprob.
+    Code,
 }
 
 impl ToolProtocol {
@@ -127,12 +133,13 @@ impl ToolProtocol {
             ToolProtocol::Native => "native",
             ToolProtocol::Text => "text",
             ToolProtocol::JsonSchema => "json_schema",
+            ToolProtocol::Code => "code",
         }
     }
 
     /// Whether requests carry the OpenAI `tools` field.
     pub fn sends_tools(self) -> bool {
-        !self.uses_text()
+        matches!(self, ToolProtocol::Auto | ToolProtocol::Native)
     }
 
     /// Whether the tools travel as text: listed in the system prompt, no `tools` field,
@@ -150,7 +157,15 @@ impl ToolProtocol {
 
     /// Whether a reply's text is searched for a call.
     pub fn reads_text(self) -> bool {
-        self != ToolProtocol::Native
+        matches!(
+            self,
+            ToolProtocol::Auto | ToolProtocol::Text | ToolProtocol::JsonSchema
+        )
+    }
+
+    /// Whether the model writes code instead of calling tools (`code`).
+    pub fn writes_code(self) -> bool {
+        self == ToolProtocol::Code
     }
 }
 
@@ -301,6 +316,10 @@ pub struct AgentConfig {
     /// Globs of files no tool may change (the check's tests); `None`: the defaults of
     /// [`protected::DEFAULT_PROTECTED`] plus the files `check` names; `Some([])`: none.
     pub protected: Option<Vec<String>>,
+    /// Under the `code` protocol: show the protected files the check runs (its tests) in
+    /// the first message, read-only. Off by default: on the real lane (README, "The junior
+    /// writes code") withholding them is what the single-shot reference does too.
+    pub show_tests: bool,
 }
 
 /// Paths that override the embedded system prompts, and the project instruction files
@@ -316,6 +335,8 @@ pub struct PromptsConfig {
     pub junior_text: Option<PathBuf>,
     /// The senior's prompt under `tool_protocol = "text"`.
     pub senior_text: Option<PathBuf>,
+    /// The junior's prompt under `tool_protocol = "code"`.
+    pub junior_code: Option<PathBuf>,
     /// File names looked for from the repository root down to the working directory and
     /// added, capped, to the junior's and the senior's system prompts
     /// ([`crate::instructions`]); `[]` reads none.
@@ -331,6 +352,7 @@ impl Default for PromptsConfig {
             handoff: None,
             junior_text: None,
             senior_text: None,
+            junior_code: None,
             instruction_files: crate::instructions::DEFAULT_FILES
                 .iter()
                 .map(|n| (*n).to_string())
@@ -442,6 +464,7 @@ impl Default for AgentConfig {
             max_repairs: 2,
             stuck_after: 3,
             protected: None,
+            show_tests: false,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod app;
 pub mod chain;
 pub mod cli;
+pub mod code;
 pub mod competence;
 pub mod config;
 pub mod demo;

@@ -5,7 +5,8 @@
 //! so nothing needs a cloud account (not even `exec --shadow`). The junior is the small
 //! model the judge watches (logprobs on where the server has them); the senior is a bigger
 //! model of the same family on the same kind of server. Each endpoint names its
-//! `tool_protocol` (how tool calls are read: `auto`, `native` or `text`) and its
+//! `tool_protocol` (how tool calls are read: `auto`, `native`, `text`, `json_schema`, or
+//! `code` for a small junior that writes code instead of calls) and its
 //! `context_window` in tokens, so the history is kept within what the server really holds.
 
 /// A known server flavour.
@@ -90,7 +91,7 @@ impl Preset {
                     "http://127.0.0.1:8080/v1",
                     "qwen2.5-coder-1.5b-instruct",
                     true,
-                    "auto",
+                    "code",
                     16384,
                     "llama-server --jinja -c 16384 --port 8080 -m <junior.gguf> --alias qwen2.5-coder-1.5b-instruct",
                 ),
@@ -108,7 +109,7 @@ impl Preset {
                     "http://127.0.0.1:11434/v1",
                     "qwen2.5-coder:1.5b",
                     true,
-                    "auto",
+                    "code",
                     8192,
                     "Ollama keeps only its default context (a few thousand tokens) and drops the \
                      rest silently: start it with OLLAMA_CONTEXT_LENGTH=8192 ollama serve",
@@ -127,7 +128,7 @@ impl Preset {
                     "http://127.0.0.1:8000/v1",
                     "Qwen/Qwen2.5-Coder-1.5B-Instruct",
                     true,
-                    "native",
+                    "code",
                     32768,
                     "vllm serve Qwen/Qwen2.5-Coder-1.5B-Instruct --port 8000 \
                      --enable-auto-tool-choice --tool-call-parser hermes",
@@ -148,7 +149,7 @@ impl Preset {
                     "qwen2.5-coder-1.5b-instruct",
                     // LM Studio sends no logprobs: the judge uses step evidence only.
                     false,
-                    "auto",
+                    "code",
                     8192,
                     "LM Studio: load the model with a context length of 8192 or more and start \
                      the local server (lms server start); it sends no logprobs",
@@ -195,10 +196,10 @@ impl Preset {
                     "http://127.0.0.1:8090/v1",
                     "qwen2.5-coder-0.5b-instruct",
                     true,
-                    "json_schema",
+                    "code",
                     16384,
                     "tools/real-models/serve starts both servers (llama.cpp, CPU) and stops \
-                     with tools/real-models/stop; calls constrained by a JSON schema keep logprobs on every token",
+                     with tools/real-models/stop; the junior writes code (tool_protocol = \"code\"), every token with its logprob",
                 ),
                 local(
                     "http://127.0.0.1:8091/v1",

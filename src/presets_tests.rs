@@ -57,9 +57,15 @@ fn every_preset_has_matched_endpoint_sections_of_the_right_shape() {
             assert!(!s["model"].as_str().unwrap_or_default().is_empty());
             let proto = s["tool_protocol"].as_str().unwrap_or_default();
             assert!(
-                ["auto", "native", "text", "json_schema"].contains(&proto),
+                ["auto", "native", "text", "json_schema", "code"].contains(&proto),
                 "{proto}"
             );
+            // Small local juniors write code; a senior never does (validation refuses it).
+            if role == "senior" {
+                assert_ne!(proto, "code", "{}", p.name());
+            } else if p.local_only() {
+                assert_eq!(proto, "code", "{}", p.name());
+            }
             assert!(s["context_window"].as_integer().unwrap_or(0) >= 8192);
             if p.local_only() {
                 assert!(url.starts_with("http://127.0.0.1:"), "{}: {url}", p.name());
@@ -104,7 +110,7 @@ fn the_real_models_preset_matches_the_reference_lane() {
     assert!(junior.model.contains("0.5b") && senior.model.contains("1.5b"));
     assert_eq!(
         (junior.tool_protocol, senior.tool_protocol),
-        ("json_schema", "json_schema")
+        ("code", "json_schema")
     );
     assert!(junior.logprobs);
 }

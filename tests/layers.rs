@@ -12,6 +12,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("protocol", 1),
     // How an error chain is printed (each cause once): std and anyhow only.
     ("chain", 1),
+    ("code", 2),
     ("competence", 2),
     ("metrics", 2),
     ("llm", 2),
@@ -43,6 +44,7 @@ const FLOORS: &[(&str, u32)] = &[
 const ONLY: &[(&str, &[&str])] = &[
     ("protocol", &[]),
     ("chain", &[]),
+    ("code", &[]),
     ("competence", &["protocol"]),
     ("metrics", &["protocol"]),
     ("tui", &["protocol"]),

@@ -20,6 +20,8 @@ pub struct Prompts {
     pub junior_text: String,
     /// The senior's prompt under `tool_protocol = "text"`, with `{tools}` and `{example}`.
     pub senior_text: String,
+    /// The junior's prompt under `tool_protocol = "code"` (no tools: code in fenced blocks).
+    pub junior_code: String,
     /// The senior's system prompt when it starts over (`handoff = "restart"`): the junior's
     /// prompt under the senior's tool protocol, so a restart is the senior alone on the task.
     pub restart: String,
@@ -43,6 +45,7 @@ impl Default for Prompts {
             handoff: include_str!("../../prompts/handoff.txt").to_string(),
             junior_text: include_str!("../../prompts/junior_text.txt").to_string(),
             senior_text: include_str!("../../prompts/senior_text.txt").to_string(),
+            junior_code: include_str!("../../prompts/junior_code.txt").to_string(),
             restart: include_str!("../../prompts/junior.txt").to_string(),
         }
     }
@@ -59,6 +62,7 @@ impl Prompts {
             ("handoff", &cfg.handoff, &mut p.handoff),
             ("junior_text", &cfg.junior_text, &mut p.junior_text),
             ("senior_text", &cfg.senior_text, &mut p.senior_text),
+            ("junior_code", &cfg.junior_code, &mut p.junior_code),
         ] {
             if let Some(path) = path {
                 *slot = read(key, path)?;
@@ -84,6 +88,9 @@ impl Prompts {
         };
         if junior.uses_text() {
             self.junior = textprompt::system_prompt(&self.junior_text, tools);
+        }
+        if junior.writes_code() {
+            self.junior.clone_from(&self.junior_code);
         }
         if senior.uses_text() {
             self.senior = textprompt::system_prompt(&self.senior_text, tools);

@@ -37,9 +37,12 @@ use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd}
 use crate::competence::repeats::{self, Move, Progress};
 use crate::judge::SessionJudge;
 
+mod code_step;
 mod ends;
 mod escalation;
 mod observers;
+
+use code_step::CodeSession;
 
 use observers::{JuniorJudging, SeniorTokens};
 
@@ -148,6 +151,17 @@ pub async fn run(
         approvals,
     };
     let start_checkpoint = step::checkpoint(&env, 0);
+    // Under the `code` protocol the first message carries the files the task is about.
+    let (opening, code) = if config.junior.tool_protocol.writes_code() {
+        let brief = code_brief(&workspace, &config, &task);
+        let code = CodeSession {
+            targets: brief.targets,
+            checked: None,
+        };
+        (brief.message, Some(code))
+    } else {
+        (task.clone(), None)
+    };
     let mut session = Session {
         inbox: Inbox::new(commands, emitter.clone(), config.policy.shadow),
         gate: Gate::new(config.policy.shadow, config.policy.cooldown_steps).with_exploration(
@@ -163,7 +177,7 @@ pub async fn run(
         step: 0,
         junior_history: vec![
             Message::system(prompts.junior.clone()),
-            Message::user(task.clone()),
+            Message::user(opening),
         ],
         senior_history: None,
         progress: Progress::default(),
@@ -176,6 +190,7 @@ pub async fn run(
         start_checkpoint,
         censored: false,
         barred: None,
+        code,
     };
     let outcome = session.steps().await;
     Ok(session.finish(outcome).await)
@@ -217,6 +232,30 @@ struct Session<'a> {
     /// protocol the next reply's schema leaves it out, so a small model that would sample
     /// the same call again must make another move (see [`Session::offered`]).
     barred: Option<String>,
+    /// The junior writes code (`tool_protocol = "code"`): its targets and last check.
+    code: Option<CodeSession>,
+}
+
+/// The first message of a `code` session: the task, the files it is about, a map of the
+/// rest, within a third of the junior's context window (4 bytes a token; 24 KiB when the
+/// window is unknown).
+fn code_brief(workspace: &Workspace, config: &Config, task: &str) -> crate::code::brief::Brief {
+    let paths = tools::files::repo_files(workspace, 2000);
+    let protected = |p: &str| workspace.protected().contains(std::path::Path::new(p));
+    let budget_bytes = config
+        .junior
+        .context_window
+        .map_or(24 * 1024, |w| w as usize * 4 / 3);
+    let input = crate::code::brief::BriefInput {
+        task,
+        check: config.agent.check.as_deref(),
+        paths: &paths,
+        protected: &protected,
+        show_tests: config.agent.show_tests,
+        budget_bytes,
+    };
+    let read = |p: &str| tools::files::text_of(workspace, p);
+    crate::code::brief::brief(&input, &read)
 }
 
 /// What the loop does next.
@@ -236,6 +275,27 @@ enum After {
 impl Session<'_> {
     fn config(&self) -> &Config {
         self.env.config
+    }
+
+    /// Why the loop should treat the model as stuck, if it should: the repair messages are
+    /// spent (`usable`: what the replies lacked), or `on_tree` repeated moves reached
+    /// `agent.stuck_after`.
+    fn stuck_why(&self, repairs_spent: bool, on_tree: u32, usable: &str) -> Option<String> {
+        let agent = &self.config().agent;
+        if repairs_spent {
+            Some(format!(
+                "{} replies in a row without {usable} (agent.max_repairs = {})",
+                agent.max_repairs + 1,
+                agent.max_repairs
+            ))
+        } else if repeats::is_stuck(on_tree, agent.stuck_after) {
+            Some(format!(
+                "{on_tree} repeated moves with no change to the work tree (agent.stuck_after = {})",
+                agent.stuck_after
+            ))
+        } else {
+            None
+        }
     }
 
     fn progress_of(&mut self, actor: Actor) -> &mut Progress {
@@ -301,7 +361,12 @@ impl Session<'_> {
                 Some(h) => (h.clone(), None),
                 None => self.fitted_junior_history().await,
             };
-            let tools = self.offered(actor, &specs).await;
+            let writes_code = actor == Actor::Junior && self.code.is_some();
+            let tools = if writes_code {
+                Vec::new()
+            } else {
+                self.offered(actor, &specs).await
+            };
             let req = ChatRequest { messages, tools };
             let end = match actor {
                 Actor::Junior => {
@@ -341,7 +406,11 @@ impl Session<'_> {
                     {
                         self.warn("context_truncated", message).await;
                     }
-                    self.step_with(actor, text, tool_calls, problem).await
+                    if writes_code {
+                        self.code_step(text).await
+                    } else {
+                        self.step_with(actor, text, tool_calls, problem).await
+                    }
                 }
                 TurnEnd::Quit => Next::End(Outcome::Aborted),
                 // The junior's endpoint is gone: hand off as a fault, not as evidence.
@@ -504,20 +573,7 @@ impl Session<'_> {
         if verdict == Verdict::Escalate && actor == Actor::Junior {
             return self.escalate(EscalationReason::Threshold).await;
         }
-        let stuck_after = self.config().agent.stuck_after;
-        if repairs_spent || repeats::is_stuck(repeat.on_tree, stuck_after) {
-            let why = if repairs_spent {
-                format!(
-                    "{} replies in a row without a usable tool call (agent.max_repairs = {})",
-                    self.config().agent.max_repairs + 1,
-                    self.config().agent.max_repairs
-                )
-            } else {
-                format!(
-                    "{} repeated moves with no change to the work tree (agent.stuck_after = {stuck_after})",
-                    repeat.on_tree
-                )
-            };
+        if let Some(why) = self.stuck_why(repairs_spent, repeat.on_tree, "a usable tool call") {
             return self.stuck(actor, why).await;
         }
         if actor == Actor::Senior {

@@ -333,9 +333,36 @@ pub(crate) async fn run_check(
     inbox: &mut Inbox,
     step: u32,
 ) -> Outcome {
-    let Some(command) = env.config.agent.check.clone() else {
+    if env.config.agent.check.is_none() {
         return Outcome::Unlabelled;
-    };
+    }
+    match check_once(env, emitter, inbox, step, false).await {
+        None => Outcome::Aborted,
+        Some(r) if r.passed => Outcome::Success,
+        Some(_) => Outcome::Failure,
+    }
+}
+
+/// What one run of `agent.check` said.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CheckResult {
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub passed: bool,
+    pub output_tail: String,
+}
+
+/// Runs `agent.check` once and logs `check_ran`; `None` when there is no check or the
+/// operator quit while it ran. `briefly`: the check's hidden files are taken out of the
+/// tree again afterwards (a check in the middle of a session, under the `code` protocol).
+pub(crate) async fn check_once(
+    env: &StepEnv<'_>,
+    emitter: &Emitter,
+    inbox: &mut Inbox,
+    step: u32,
+    briefly: bool,
+) -> Option<CheckResult> {
+    let command = env.config.agent.check.clone()?;
     let restored = env.workspace.restore_protected();
     if !restored.is_empty() {
         emitter
@@ -348,7 +375,11 @@ pub(crate) async fn run_check(
             .await;
     }
     // Only now, after the model's last action, do the check's hidden files reach the tree.
-    let unlaid = env.workspace.lay_check_overlay();
+    let (unlaid, saved) = if briefly {
+        env.workspace.lay_check_overlay_briefly()
+    } else {
+        (env.workspace.lay_check_overlay(), Vec::new())
+    };
     let (exit_code, output_tail, passed) = if !unlaid.is_empty() {
         let why = format!(
             "not run: the check's files could not be written: {}",
@@ -358,7 +389,10 @@ pub(crate) async fn run_check(
     } else if restored.failed.is_empty() {
         let spec = env.workspace.check_command(&command);
         match inbox.unless_quit(run_shell(&spec)).await {
-            None => return Outcome::Aborted,
+            None => {
+                env.workspace.lift_check_overlay(saved);
+                return None;
+            }
             Some(Ok(r)) => (r.exit_code, r.output_tail.clone(), r.success()),
             Some(Err(e)) => (None, e.to_string(), false),
         }
@@ -369,19 +403,21 @@ pub(crate) async fn run_check(
         );
         (None, why, false)
     };
+    env.workspace.lift_check_overlay(saved);
     emitter
         .emit(Event::CheckRan {
-            command,
+            command: command.clone(),
             exit_code,
             passed,
-            output_tail,
+            output_tail: output_tail.clone(),
         })
         .await;
-    if passed {
-        Outcome::Success
-    } else {
-        Outcome::Failure
-    }
+    Some(CheckResult {
+        command,
+        exit_code,
+        passed,
+        output_tail,
+    })
 }
 
 enum Approved {

@@ -19,19 +19,50 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let loaded = crate::judge::load_calibration(&config);
     let calibration = calibration_verdict(&config, &loaded);
     let threshold = threshold_verdict(&config, &loaded);
+    let protocols: Vec<String> = [("junior", &config.junior), ("senior", &config.senior)]
+        .into_iter()
+        .map(|(role, m)| protocol_line(role, m.tool_protocol))
+        .collect();
     let doc = serde_json::json!({
         "config": source.to_string(),
         "endpoints": reports,
+        "protocols": protocols,
         "calibration": calibration,
         "threshold": threshold,
     });
     emit(args.json.json, Shape::Document, &doc, || {
         format!(
-            "config: {source}\n\n{}\ncalibration: {calibration}\nthreshold: {threshold}\n",
-            crate::llm::doctor::render(&reports)
+            "config: {source}\n\n{}\n{}\ncalibration: {calibration}\nthreshold: {threshold}\n",
+            crate::llm::doctor::render(&reports),
+            protocols
+                .iter()
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
         )
     })?;
     Ok(Exit::for_doctor(reports.iter().all(|r| r.usable)))
+}
+
+/// Which tool protocol an endpoint gets, and why one would choose it.
+fn protocol_line(role: &str, protocol: crate::config::ToolProtocol) -> String {
+    use crate::config::ToolProtocol;
+    let why = match protocol {
+        ToolProtocol::Code => {
+            "writes code, no tools: the files in the first message, fenced blocks placed by \
+             definition, the harness runs agent.check after every edit (for small models, which \
+             write code better than tool calls)"
+        }
+        ToolProtocol::JsonSchema => {
+            "tool calls as text under a response_format schema: the server can only sample a \
+             well-formed call, and every token keeps its logprob"
+        }
+        ToolProtocol::Text => {
+            "tool calls as text, listed in the prompt; every token keeps its logprob"
+        }
+        ToolProtocol::Native => "the OpenAI tools field, native calls only",
+        ToolProtocol::Auto => "the OpenAI tools field; a call written as text is read too",
+    };
+    format!("{role} protocol: {} ({why})", protocol.name())
 }
 
 /// One line on the threshold policy; for a step schedule, whether its file is usable (a

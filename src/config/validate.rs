@@ -99,6 +99,15 @@ impl Config {
                     ));
                 }
             }
+            // The senior acts by tool calls: `code` is a way of working for the junior's seat.
+            if section == "senior" && m.tool_protocol.writes_code() {
+                return Err(invalid(
+                    section,
+                    "tool_protocol",
+                    "cannot be \"code\": the senior takes over with tool calls; use \"auto\", \
+                     \"native\", \"text\" or \"json_schema\" (\"code\" is for [junior])",
+                ));
+            }
             // The schema is what makes json_schema work; an `extra` one would silently win.
             if m.tool_protocol.constrains_reply() && m.extra.contains_key("response_format") {
                 return Err(invalid(

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::config::{Config, ThresholdKind};
+use crate::config::{Config, ThresholdKind, ToolProtocol};
 
 /// One way of running every task of a suite.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -19,13 +19,18 @@ pub enum Policy {
     JuniorOnly,
     /// The senior alone: the senior's endpoint does every step, never handing off.
     SeniorOnly,
+    /// The reference the agent must beat: the junior alone under the `code` protocol, one
+    /// reply to the same first message, placed, checked once, and the session ends. What
+    /// the agent loop adds over it is the harness's worth, measured on the same tasks, in
+    /// the same run, on the same server.
+    SingleShot,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error(
         "unknown policy `{0}`: expected configured, constant, myopic, optimal, junior-only, \
-         senior-only or a number τ in [0, 1]"
+         senior-only, single-shot or a number τ in [0, 1]"
     )]
     Unknown(String),
     #[error(
@@ -50,6 +55,7 @@ impl Policy {
             },
             "junior-only" | "junior" => Policy::JuniorOnly,
             "senior-only" | "senior" => Policy::SeniorOnly,
+            "single-shot" => Policy::SingleShot,
             other => match other.parse::<f64>() {
                 Ok(tau) if (0.0..=1.0).contains(&tau) => Policy::Constant { tau },
                 _ => return Err(PolicyError::Unknown(text.to_string())),
@@ -65,6 +71,7 @@ impl Policy {
             Policy::Constant { tau } => format!("tau-{tau:.2}"),
             Policy::JuniorOnly => "junior-only".into(),
             Policy::SeniorOnly => "senior-only".into(),
+            Policy::SingleShot => "single-shot".into(),
         }
     }
 
@@ -83,6 +90,20 @@ impl Policy {
                 config.junior = config.senior.clone();
                 config.policy.shadow = true;
             }
+            Policy::SingleShot => {
+                config.junior.tool_protocol = ToolProtocol::Code;
+                config.policy.shadow = true;
+                config.agent.max_steps = 1;
+            }
+        }
+        config
+    }
+
+    /// The config once a task's own budget is applied: a single shot stays one step
+    /// whatever the task allows.
+    pub fn bound(&self, mut config: Config) -> Config {
+        if *self == Policy::SingleShot {
+            config.agent.max_steps = 1;
         }
         config
     }
@@ -151,5 +172,11 @@ mod tests {
         assert!(applied.policy.shadow);
         assert_eq!(Policy::parse("0.4").expect("tau").label(), "tau-0.40");
         assert!(Policy::parse("clever").is_err());
+        let shot = Policy::parse("single-shot").expect("policy");
+        let mut c = shot.apply(Config::default());
+        assert_eq!(c.junior.tool_protocol, ToolProtocol::Code);
+        assert!(c.policy.shadow);
+        c.agent.max_steps = 12;
+        assert_eq!(shot.bound(c).agent.max_steps, 1);
     }
 }

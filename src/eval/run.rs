@@ -171,7 +171,11 @@ async fn run_into(
         std::fs::create_dir_all(dir).map_err(copy_err(dir))?;
     }
 
-    let config = task_config(unit.policy.apply(config.clone()), task, &task.check);
+    let config = unit.policy.bound(task_config(
+        unit.policy.apply(config.clone()),
+        task,
+        &task.check,
+    ));
     let timeout = config.agent.command_timeout_s;
     let mut prepared = exec::prepare(
         config,

@@ -5,6 +5,7 @@ pub mod support;
 
 mod calibration_fit;
 mod checkpoint_cli;
+mod code_protocol;
 mod control;
 mod conventions;
 mod exec_binary;

@@ -104,14 +104,23 @@ pub fn allowed(name: &str, pass: &[String]) -> bool {
 /// The variables of this process a command keeps: the allow-list and `pass`, minus
 /// `never` (the models' API key variables, whatever the user passes), minus the sockets
 /// of [`IPC`] unless the command may use the network (then `pass` can name them).
+///
+/// Python never writes bytecode caches for a command: it checks a cached `.pyc` against the
+/// source's size and its mtime in whole seconds, so an edit made in the same second as the
+/// last run that keeps the file's size (`x + 2` → `2 * x`) would be tested as the old code.
+/// The harness edits and checks well within a second; the repository also stays free of
+/// `__pycache__`.
 pub fn command_env(pass: &[String], never: &[String], network: bool) -> Vec<(OsString, OsString)> {
-    std::env::vars_os()
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| {
             k.to_str().is_some_and(|k| {
                 allowed(k, pass) && !never.iter().any(|n| n == k) && (network || !IPC.contains(&k))
             })
         })
-        .collect()
+        .filter(|(k, _)| k != "PYTHONDONTWRITEBYTECODE")
+        .collect();
+    env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+    env
 }
 
 #[cfg(test)]

@@ -39,6 +39,11 @@ impl Session<'_> {
         if self.config().agent.check.is_none() {
             return Outcome::Aborted;
         }
+        if self.senior_history.is_none()
+            && let Some(outcome) = self.checked_outcome()
+        {
+            return outcome;
+        }
         step::run_check(&self.env, &self.emitter, &mut self.inbox, self.step).await
     }
 

@@ -44,6 +44,12 @@ pub struct WriteFileArgs {
     pub content: String,
 }
 
+/// The files of a placed `code` reply ([`super::spec::EDIT`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct EditArgs {
+    pub files: Vec<WriteFileArgs>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct RunArgs {
     pub command: String,

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::args::{ListFilesArgs, ReadFileArgs, WriteFileArgs};
+use super::args::{EditArgs, ListFilesArgs, ReadFileArgs, WriteFileArgs};
 use super::{ToolFailure, Workspace, truncate_head};
 use crate::agent::beneath::{self, Kind, RootDir};
 use crate::agent::confine::{Access, ConfineError, Resolved};
@@ -215,6 +215,49 @@ pub fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String, ToolFa
         target.display(),
         args.content.len()
     ))
+}
+
+/// The files of a placed `code` reply: every path is resolved and checked against the
+/// protected globs before any is written, so a reply that touches a test writes nothing.
+pub fn edit(ws: &Workspace, args: &EditArgs) -> Result<String, ToolFailure> {
+    let mut targets = Vec::new();
+    for f in &args.files {
+        targets.push(ws.confinement().resolve(&f.path, Access::Write)?);
+    }
+    let rels: Vec<&Path> = targets.iter().map(|t| t.rel.as_path()).collect();
+    ws.guard_protected(&rels)?;
+    let mut out = Vec::new();
+    for f in &args.files {
+        out.push(write_file(ws, f)?);
+    }
+    Ok(out.join("\n"))
+}
+
+/// A repository file's text for the `code` protocol's brief and placement: `None` when it
+/// is missing, outside the repository, too large or not a regular file.
+pub fn text_of(ws: &Workspace, path: &str) -> Option<String> {
+    let target = ws.confinement().resolve(path, Access::Read).ok()?;
+    let bytes = read_bytes(ws.confinement().dir(), &target).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// Every file of the repository the walk sees (`.gitignore` respected, `.git` never),
+/// relative and `/`-separated, sorted; at most `cap`.
+pub fn repo_files(ws: &Workspace, cap: usize) -> Vec<String> {
+    let root = ws.root().to_path_buf();
+    let mut out: Vec<String> = walk(ws, &root, None)
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(&root)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .take(cap)
+        .collect();
+    out.sort();
+    out
 }
 
 /// Writes `bytes` to a confined path, creating its parent directories, relative to the

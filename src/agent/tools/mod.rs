@@ -24,6 +24,9 @@ use crate::agent::confine::Confinement;
 use crate::agent::protect::{Protected, Restored};
 use crate::config::AgentConfig;
 
+/// What the overlaid paths held before a brief check: their bytes, or `None` when absent.
+pub type OverlaySaved = Vec<(PathBuf, Option<Vec<u8>>)>;
+
 pub use args::parse_args;
 pub use outcome::{OutcomeKind, ToolFailure, ToolOutcome};
 pub use spec::{ASK_OPERATOR, FINISH, TOOL_NAMES, specs};
@@ -138,6 +141,40 @@ impl Workspace {
                     .map(|e| format!("{}: {e}", rel.display()))
             })
             .collect()
+    }
+
+    /// Lays the check overlay for a check in the middle of a session (the `code` protocol
+    /// checks after every edit) and returns what each overlaid path held before, for
+    /// [`Workspace::lift_check_overlay`]: the model's next step must not find the hidden
+    /// tests in the tree. The errors are those of [`Workspace::lay_check_overlay`].
+    pub fn lay_check_overlay_briefly(&self) -> (Vec<String>, OverlaySaved) {
+        use std::io::Read as _;
+        let dir = self.confine.dir();
+        let saved = self
+            .check_overlay
+            .files()
+            .iter()
+            .map(|(rel, _)| {
+                let before = dir.open_read(rel).ok().and_then(|mut f| {
+                    let mut bytes = Vec::new();
+                    f.read_to_end(&mut bytes).ok().map(|_| bytes)
+                });
+                (rel.clone(), before)
+            })
+            .collect();
+        (self.lay_check_overlay(), saved)
+    }
+
+    /// Puts back what [`Workspace::lay_check_overlay_briefly`] saved: a file the overlay
+    /// created is removed, one it replaced gets its old bytes.
+    pub fn lift_check_overlay(&self, saved: OverlaySaved) {
+        let dir = self.confine.dir();
+        for (rel, before) in saved {
+            let _ = match before {
+                Some(bytes) => dir.write_atomic(&rel, &bytes),
+                None => dir.remove_file(&rel),
+            };
+        }
     }
 
     /// Names these variables (the models' `api_key_env`) as never passed to a command,
@@ -310,6 +347,7 @@ impl Workspace {
             | spec::READ_FILE
             | spec::SEARCH
             | spec::WRITE_FILE
+            | spec::EDIT
             | spec::APPLY_PATCH => {
                 let ws = self.clone();
                 let name_owned = name.to_string();
@@ -354,6 +392,9 @@ impl Workspace {
             spec::APPLY_PATCH => parse_args(name, arguments)
                 .and_then(|a| patch::apply_patch(self, &a))
                 .map(|o| (o, true)),
+            spec::EDIT => parse_args(name, arguments)
+                .and_then(|a| files::edit(self, &a))
+                .map(|o| (o, true)),
             other => Err(ToolFailure::Error(format!("`{other}` is not a file tool"))),
         };
         match result {
@@ -378,7 +419,10 @@ fn expand_home(path: &Path) -> PathBuf {
 /// the model's say-so. The arguments are taken so a finer rule can be added without
 /// touching the callers; none depends on them today.
 pub fn is_write(name: &str, _arguments: &str) -> bool {
-    matches!(name, spec::WRITE_FILE | spec::APPLY_PATCH | spec::RUN)
+    matches!(
+        name,
+        spec::WRITE_FILE | spec::APPLY_PATCH | spec::RUN | spec::EDIT
+    )
 }
 
 /// The last guard on what the model sees: tools cap their own output, but messages that quote

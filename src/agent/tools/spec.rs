@@ -15,6 +15,10 @@ pub const WRITE_FILE: &str = "write_file";
 pub const RUN: &str = "run";
 pub const ASK_OPERATOR: &str = "ask_operator";
 pub const FINISH: &str = "finish";
+/// The edit a `code`-protocol reply comes to once placed: `{files: [{path, content}]}`.
+/// Never offered to a model (a junior under `code` writes code, not calls); the loop makes
+/// it, so approval, logging, replay and checkpoints treat it like `write_file`.
+pub const EDIT: &str = "edit";
 
 /// Every tool name, in the order [`specs`] lists them.
 pub const TOOL_NAMES: [&str; 8] = [

@@ -1,0 +1,492 @@
+//! A junior step under the `code` protocol: the reply is read for code, the code is placed
+//! and written, and the harness (not the model) runs the check and decides the end.
+//!
+//! The reply's own move, in order of precedence: code blocks (placed by
+//! [`crate::code::place`] and written as one `edit`), else `RUN:` (a `run` call), else
+//! `ASK:` (the operator), else `GIVE UP:` (stuck: the gate decides, as for the stuck rule).
+//! A reply with none of these is the model's "done" when no check is configured; with a
+//! check, it is told to send code (only the check says the task is done).
+//!
+//! After any step that leaves the tree different from the last one checked, the check runs
+//! (sandboxed, its hidden files laid and lifted again). A pass ends the junior's work as
+//! `success`; a failure goes back to the model as the next message, with the command, the
+//! exit status and the output's tail. The judge gets `check_failed` on a failing check and
+//! `tests_fixed` when a check passes, or fails fewer tests, after a failing one; code that
+//! does not parse or cannot be placed is never written and counts as a malformed move
+//! (`syntax_rejected` and `edit_unplaced` warnings name which), an edit that changes
+//! nothing is `no_diff`, and the same reply on the same tree is a repeat.
+
+use super::*;
+use crate::code::place::{self, PlaceError, Placed};
+use crate::code::reply::{self as code_reply, Request};
+use crate::competence::facts::parse_test_counts;
+use crate::llm::types::FunctionCall;
+use crate::protocol::StepFacts;
+
+use step::CheckResult;
+
+/// The `code` protocol's part of the session state.
+#[derive(Debug, Default)]
+pub(super) struct CodeSession {
+    /// Files the first message showed as editable: where a block without a path goes.
+    pub targets: Vec<String>,
+    /// The last check: the checkpoint it judged and what it said.
+    pub checked: Option<(Option<String>, CheckResult)>,
+}
+
+/// Most bytes of a failing check's output the model is shown (its tail: the assertion or
+/// the traceback's last frames are at the end).
+const CHECK_TAIL_BYTES: usize = 2000;
+/// Most lines of it.
+const CHECK_TAIL_LINES: usize = 30;
+
+/// The useful end of a check's output.
+pub(super) fn check_tail(output: &str) -> String {
+    let lines: Vec<&str> = output.trim_end().lines().collect();
+    let from = lines.len().saturating_sub(CHECK_TAIL_LINES);
+    let mut tail = lines[from..].join("\n");
+    if tail.len() > CHECK_TAIL_BYTES {
+        let mut cut = tail.len() - CHECK_TAIL_BYTES;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail = format!("…{}", &tail[cut..]);
+    }
+    tail
+}
+
+/// What the check said, written for the model.
+fn failure_message(r: &CheckResult, unchanged: bool) -> String {
+    let status = r
+        .exit_code
+        .map_or("did not finish".to_string(), |c| format!("exit status {c}"));
+    let lead = if unchanged {
+        "Your reply changed nothing in the code, and the check still fails"
+    } else {
+        "The check failed"
+    };
+    format!(
+        "{lead}: `{}` ({status}).\n```\n{}\n```\nFind the mistake and send the corrected definitions in a fenced code block.",
+        r.command,
+        check_tail(&r.output_tail)
+    )
+}
+
+/// What a reply comes to before anything runs.
+enum CodeMove {
+    Edit(Vec<Placed>),
+    Run(String),
+    Ask(String),
+    GiveUp(String),
+    /// No code and no request, and no check: the model's own "done".
+    Done,
+    /// Nothing can be done with it: the warning kind and the message for the model.
+    Unusable(&'static str, String),
+}
+
+fn synthetic(step: u32, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: format!("code-{step}"),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        },
+    }
+}
+
+impl Session<'_> {
+    /// The junior's reply under the `code` protocol.
+    pub(super) async fn code_step(&mut self, text: String) -> Next {
+        let actor = Actor::Junior;
+        self.ledger.said(&text);
+        let step = self.step;
+        let tree = self.last_checkpoint.clone();
+        let has_check = self.config().agent.check.is_some();
+        let chosen = self.read_code_reply(&text, has_check);
+        let repeat = self.progress.made(Move::said(&text), tree.as_deref());
+        let mut after = After::Continue;
+        let mut repairs_spent = false;
+        let mut sparse = Vec::new();
+        let mut feedback: Option<String> = None;
+        let (mut facts, tool, ok, checkpoint) = match chosen {
+            CodeMove::Unusable(kind, message) => {
+                self.warn(kind, message.clone()).await;
+                repairs_spent = !self.repairs.another();
+                let facts = StepFacts {
+                    no_diff: true,
+                    malformed_call: kind != NO_EDIT,
+                    no_tool_call: kind == NO_EDIT,
+                    ..StepFacts::default()
+                };
+                feedback = Some(message);
+                (facts, None, false, self.last_checkpoint.clone())
+            }
+            CodeMove::GiveUp(why) => {
+                let said = if why.is_empty() {
+                    "the junior gave up".to_string()
+                } else {
+                    format!("the junior gave up: {why}")
+                };
+                return self.stuck(actor, said).await;
+            }
+            CodeMove::Done => {
+                let call = synthetic(step, FINISH_NAME, serde_json::json!({"summary": ""}));
+                let _ = step::act(
+                    &self.env,
+                    &self.emitter,
+                    &mut self.inbox,
+                    step,
+                    actor,
+                    &call,
+                )
+                .await;
+                after = After::End(Outcome::Unlabelled);
+                (
+                    StepFacts::default(),
+                    Some(FINISH_NAME.to_string()),
+                    true,
+                    tree.clone(),
+                )
+            }
+            CodeMove::Ask(question) => {
+                self.repairs.usable();
+                let call = synthetic(
+                    step,
+                    tools::ASK_OPERATOR,
+                    serde_json::json!({"question": question}),
+                );
+                let _ = step::act(
+                    &self.env,
+                    &self.emitter,
+                    &mut self.inbox,
+                    step,
+                    actor,
+                    &call,
+                )
+                .await;
+                let (ok, output) = match self.self_ask(question, Vec::new()).await {
+                    OperatorReply::Answer(a) => (true, a),
+                    OperatorReply::Defer => {
+                        after = After::Senior;
+                        (
+                            true,
+                            "The operator asked a senior engineer to decide.".to_string(),
+                        )
+                    }
+                    OperatorReply::Quit => {
+                        after = After::End(Outcome::Aborted);
+                        (false, "the session was stopped".to_string())
+                    }
+                };
+                feedback = Some(format!("The user answered: {output}"));
+                let report = self
+                    .record_synthetic(&call, ok, output, StepFacts::default())
+                    .await;
+                (
+                    report.facts,
+                    Some(tools::ASK_OPERATOR.to_string()),
+                    ok,
+                    report.checkpoint,
+                )
+            }
+            CodeMove::Run(command) => {
+                self.repairs.usable();
+                let call = synthetic(
+                    step,
+                    tools::spec::RUN,
+                    serde_json::json!({"command": command}),
+                );
+                match self.act_synthetic(&call).await {
+                    Err(next) => return next,
+                    Ok((ok, output, facts)) => {
+                        feedback = Some(format!(
+                            "`{command}` said:\n```\n{}\n```",
+                            check_tail(&output)
+                        ));
+                        let report = self.record_synthetic(&call, ok, output, facts).await;
+                        (
+                            report.facts,
+                            Some(tools::spec::RUN.to_string()),
+                            ok,
+                            report.checkpoint,
+                        )
+                    }
+                }
+            }
+            CodeMove::Edit(placed) => {
+                self.repairs.usable();
+                let notes: Vec<String> = placed
+                    .iter()
+                    .map(|p| format!("{}: {}", p.path, p.notes.join(", ")))
+                    .collect();
+                let files: Vec<serde_json::Value> = placed
+                    .iter()
+                    .map(|p| serde_json::json!({"path": p.path, "content": p.content}))
+                    .collect();
+                let call = synthetic(step, tools::spec::EDIT, serde_json::json!({"files": files}));
+                match self.act_synthetic(&call).await {
+                    Err(next) => return next,
+                    Ok((ok, output, facts)) => {
+                        let output = if ok { notes.join("\n") } else { output };
+                        if !ok {
+                            feedback = Some(format!("Your edit was not written: {output}"));
+                        }
+                        let report = self.record_synthetic(&call, ok, output, facts).await;
+                        if repeat.of_move > 0 {
+                            self.warn(
+                                "repeated_edit",
+                                format!(
+                                    "the same reply again on the same tree ({} before)",
+                                    repeat.of_move
+                                ),
+                            )
+                            .await;
+                        }
+                        (
+                            report.facts,
+                            Some(tools::spec::EDIT.to_string()),
+                            ok,
+                            report.checkpoint,
+                        )
+                    }
+                }
+            }
+        };
+        facts.repeats = repeat.of_move;
+        self.last_checkpoint.clone_from(&checkpoint);
+        // The harness runs the check on every tree it has not judged yet.
+        let mut passed = false;
+        let mut unchanged_after_failure = false;
+        if has_check && tool.is_some() && matches!(after, After::Continue) {
+            let cached = self
+                .code
+                .as_ref()
+                .and_then(|c| c.checked.as_ref())
+                .filter(|(at, _)| *at == checkpoint && checkpoint.is_some())
+                .map(|(_, r)| r.clone());
+            let before = self.code.as_ref().and_then(|c| c.checked.clone());
+            let result = match cached {
+                Some(r) => Some(r),
+                None => {
+                    let r = step::check_once(&self.env, &self.emitter, &mut self.inbox, step, true)
+                        .await;
+                    if let (Some(code), Some(r)) = (self.code.as_mut(), r.as_ref()) {
+                        code.checked = Some((checkpoint.clone(), r.clone()));
+                    }
+                    r
+                }
+            };
+            match result {
+                None => after = After::End(Outcome::Aborted),
+                Some(r) => {
+                    facts.check_failed = !r.passed;
+                    let was_failing = before.as_ref().is_some_and(|(_, b)| !b.passed);
+                    let fewer_failures = before.as_ref().is_some_and(|(_, b)| {
+                        match (
+                            parse_test_counts(&b.output_tail),
+                            parse_test_counts(&r.output_tail),
+                        ) {
+                            (Some(x), Some(y)) => y.failed < x.failed,
+                            _ => false,
+                        }
+                    });
+                    if was_failing && (r.passed || fewer_failures) {
+                        sparse.push(SignalKind::TestsFixed);
+                    }
+                    if r.passed {
+                        passed = true;
+                        after = After::End(Outcome::Success);
+                    } else if tool.as_deref() != Some(tools::ASK_OPERATOR) {
+                        let unchanged = facts.no_diff && tool.as_deref() == Some(tools::spec::EDIT);
+                        unchanged_after_failure = unchanged && was_failing;
+                        feedback = Some(match feedback {
+                            Some(f) if tool.as_deref() != Some(tools::spec::EDIT) => {
+                                format!("{f}\n\n{}", failure_message(&r, unchanged))
+                            }
+                            _ => failure_message(&r, unchanged),
+                        });
+                    }
+                }
+            }
+        }
+        let sparse_all: Vec<SignalKind> = sparse;
+        let verdict = self
+            .end_step(
+                actor,
+                tool.clone(),
+                ok,
+                (&facts, sparse_all.as_slice()),
+                checkpoint,
+            )
+            .await;
+        // The conversation: the reply as the model wrote it, then what came of it.
+        let history = &mut self.junior_history;
+        if let Some(message) = feedback.filter(|_| !passed) {
+            if tool.is_none() {
+                reply::ask_again(history, vec![Message::user(reply::repair_note(&message))]);
+            } else {
+                history.push(Message::assistant(text, Vec::new()));
+                history.push(Message::user(message));
+            }
+        } else {
+            history.push(Message::assistant(text, Vec::new()));
+        }
+        self.gate.on_step_done();
+        match after {
+            After::End(outcome) => return Next::End(outcome),
+            After::Senior => {
+                self.hand_to_senior(self.note()).await;
+                return Next::Continue;
+            }
+            After::Continue => {}
+        }
+        if verdict == Verdict::Escalate {
+            return self.escalate(EscalationReason::Threshold).await;
+        }
+        if unchanged_after_failure {
+            // Measured on Qwen2.5-Coder 0.5B (README, "The junior writes code"): shown the
+            // failing check, a junior that sends its code back unchanged sends it again
+            // every time after; the way on is help, not another try.
+            let why = "the junior sent its code back unchanged after the check failed".to_string();
+            return self.stuck(actor, why).await;
+        }
+        if let Some(why) =
+            self.stuck_why(repairs_spent, repeat.on_tree, "code that could be placed")
+        {
+            return self.stuck(actor, why).await;
+        }
+        Next::Continue
+    }
+
+    fn read_code_reply(&self, text: &str, has_check: bool) -> CodeMove {
+        let reply = code_reply::read(text);
+        if reply.has_edits() {
+            let ws = self.env.workspace;
+            let read = |p: &str| tools::files::text_of(ws, p);
+            let targets = self
+                .code
+                .as_ref()
+                .map(|c| c.targets.clone())
+                .unwrap_or_default();
+            return match place::place(&reply, &read, &targets) {
+                Ok(placed) if !placed.is_empty() => CodeMove::Edit(placed),
+                Ok(_) => {
+                    CodeMove::Unusable(EDIT_UNPLACED, "the code blocks changed no file".into())
+                }
+                Err(PlaceError::Syntax(m)) => CodeMove::Unusable(SYNTAX_REJECTED, m),
+                Err(PlaceError::Unplaced(m)) => CodeMove::Unusable(EDIT_UNPLACED, m),
+            };
+        }
+        for r in &reply.requests {
+            match r {
+                Request::Run(c) => return CodeMove::Run(c.clone()),
+                Request::Ask(q) => return CodeMove::Ask(q.clone()),
+                Request::GiveUp(_) => {}
+            }
+        }
+        if let Some(Request::GiveUp(why)) = reply.requests.first() {
+            return CodeMove::GiveUp(why.clone());
+        }
+        if has_check {
+            CodeMove::Unusable(
+                NO_EDIT,
+                "your reply held no code block. Write the code in a fenced block (```), under the file's path; the check decides when the task is done.".into(),
+            )
+        } else {
+            CodeMove::Done
+        }
+    }
+
+    /// Runs a call the reply came to; `Err` when the session must stop or hand off first.
+    async fn act_synthetic(&mut self, call: &ToolCall) -> Result<(bool, String, StepFacts), Next> {
+        let acted = step::act(
+            &self.env,
+            &self.emitter,
+            &mut self.inbox,
+            self.step,
+            Actor::Junior,
+            call,
+        )
+        .await;
+        match acted {
+            Acted::Ran {
+                ok,
+                output,
+                mut facts,
+                wrote,
+                ..
+            } => {
+                // A command that ran and exited non-zero is the command's answer, not a
+                // failing tool: only one that could not run is a tool error.
+                if call.function.name == tools::spec::RUN && !output.starts_with("error:") {
+                    facts.tool_error = false;
+                }
+                self.ledger
+                    .tool(&call.function.name, &output, wrote.as_deref());
+                Ok((ok, output, facts))
+            }
+            Acted::Escalate => Err(self.escalate(EscalationReason::Forced).await),
+            Acted::Quit | Acted::Stopped => Err(Next::End(Outcome::Aborted)),
+            Acted::Finish | Acted::Ask { .. } => Ok((true, String::new(), StepFacts::default())),
+        }
+    }
+
+    async fn record_synthetic(
+        &mut self,
+        call: &ToolCall,
+        ok: bool,
+        output: String,
+        facts: StepFacts,
+    ) -> step::StepReport {
+        let ran = step::Ran {
+            ok,
+            output,
+            facts,
+            refused: Vec::new(),
+        };
+        let last = self.last_checkpoint.clone();
+        step::record(
+            &self.env,
+            &self.emitter,
+            self.step,
+            (call, &[]),
+            ran,
+            last.as_deref(),
+        )
+        .await
+    }
+
+    /// The outcome of a session that ran out, from the last check when it judged the tree
+    /// as it is now (a single-shot run checks once, not twice).
+    pub(super) fn checked_outcome(&self) -> Option<Outcome> {
+        let (at, r) = self.code.as_ref()?.checked.as_ref()?;
+        (at.is_some() && *at == self.last_checkpoint).then_some(if r.passed {
+            Outcome::Success
+        } else {
+            Outcome::Failure
+        })
+    }
+}
+
+/// Warning kinds of a `code` reply that could not be used.
+pub(super) const SYNTAX_REJECTED: &str = "syntax_rejected";
+pub(super) const EDIT_UNPLACED: &str = "edit_unplaced";
+pub(super) const NO_EDIT: &str = "no_edit";
+const FINISH_NAME: &str = "finish";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_end_of_long_output() {
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = check_tail(&long);
+        assert!(t.ends_with("line 99"));
+        assert!(!t.contains("line 69\n"));
+        assert_eq!(t.lines().count(), CHECK_TAIL_LINES);
+        let wide = "é".repeat(3000);
+        assert!(check_tail(&wide).len() <= CHECK_TAIL_BYTES + 4);
+    }
+}

@@ -1,0 +1,187 @@
+//! The `code` tool protocol through the real binary and real HTTP: the junior writes code,
+//! the harness places it, runs the check after every edit and decides the end.
+
+use handoff::config::ToolProtocol;
+use handoff::demo::script::{confident, reply};
+use handoff::demo::server::Script;
+use serde_json::Value;
+
+use super::support::{config, repo, servers};
+
+const STUB: &str = "import math\n\n\ndef helper(x):\n    return math.floor(x)\n\n\ndef double(x):\n    \"\"\"Twice x.\"\"\"\n    raise NotImplementedError\n";
+const TEST: &str =
+    "from mathx import *\n\nassert double(3) == 6, f\"double(3) is {double(3)}\"\nprint(\"ok\")\n";
+
+fn events(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .expect("the log")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e.get("type").is_some())
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// Whether a step's evidence holds `signal` with a present value.
+fn has_term(step_end: &Value, signal: &str) -> bool {
+    step_end["terms"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["signal"] == signal && t["value"] == 1.0))
+}
+
+async fn exec(
+    repo: &std::path::Path,
+    cfg: &handoff::config::Config,
+    task: &str,
+) -> (Option<i32>, Vec<Value>, String) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let path = work.path().join("config.toml");
+    std::fs::write(&path, toml::to_string(cfg).expect("toml")).expect("write config");
+    let log = work.path().join("s.jsonl");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(["exec", "--repo"])
+        .arg(repo)
+        .arg("--config")
+        .arg(&path)
+        .arg("--log")
+        .arg(&log)
+        .arg(task)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("run handoff");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), events(&log), err)
+}
+
+#[tokio::test]
+async fn a_failing_check_goes_back_to_the_junior_and_the_fix_ends_the_session() {
+    let wrong = "The function doubles x.\n```python\ndef double(x):\n    return x + 2\n```\n";
+    let right =
+        "I see: it must multiply.\n\nmathx.py\n```python\ndef double(x):\n    return 2 * x\n```\n";
+    let junior = Script::new(vec![
+        reply(confident(wrong), None),
+        reply(confident(right), None),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&[("mathx.py", STUB), ("test_mathx.py", TEST)]);
+    let mut cfg = config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.agent.check = Some("python3 test_mathx.py".into());
+    cfg.policy.constant = 0.05;
+    let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    assert_eq!(code, Some(0), "{err}");
+
+    // The first message showed the file; the test is protected and withheld.
+    let bodies = j.bodies();
+    assert_eq!(
+        bodies.len(),
+        2,
+        "two replies, no third: the pass ended the work"
+    );
+    assert!(
+        bodies[0].get("tools").is_none(),
+        "no tools field under code"
+    );
+    let first = bodies[0]["messages"][1]["content"]
+        .as_str()
+        .expect("first message");
+    assert!(
+        first.contains("mathx.py\n```python\nimport math\n"),
+        "{first}"
+    );
+    assert!(!first.contains("assert double(3)"), "{first}");
+    // The failure went back as the next message, with the assertion.
+    let second = bodies[1]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .expect("last message");
+    assert!(second.contains("python3 test_mathx.py"), "{second}");
+    assert!(second.contains("double(3) is 5"), "{second}");
+
+    let checks = of_type(&events, "check_ran");
+    let passed: Vec<bool> = checks.iter().map(|c| c["passed"] == true).collect();
+    assert_eq!(
+        passed,
+        [false, true],
+        "the harness checked after each edit, once"
+    );
+    let ends = of_type(&events, "step_ended");
+    assert_eq!(ends.len(), 2);
+    assert!(has_term(ends[0], "check_failed"), "{}", ends[0]);
+    assert!(has_term(ends[1], "tests_fixed"), "{}", ends[1]);
+    assert!(
+        !has_term(ends[0], "tool_error"),
+        "a failing check is not a tool error"
+    );
+    let start = of_type(&events, "session_started")[0]["prior"]
+        .as_f64()
+        .expect("prior");
+    let last = ends[1]["belief"].as_f64().expect("belief");
+    assert!(last > start, "B went from {start} to {last}");
+    let end = of_type(&events, "session_ended");
+    assert_eq!(end[0]["outcome"], "success");
+    // The file kept its import and helper, and the stub is gone.
+    let text = std::fs::read_to_string(dir.path().join("mathx.py")).expect("read");
+    assert!(
+        text.starts_with("import math\n") && text.contains("def helper(x):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("return 2 * x") && !text.contains("NotImplementedError"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn code_that_does_not_parse_is_never_written_and_the_line_goes_back() {
+    let broken = "```python\ndef double(x):\n    return (2 * x\n```\n";
+    let junior = Script::new(vec![
+        reply(confident(broken), None),
+        reply(confident("GIVE UP: I do not know."), None),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&[("mathx.py", STUB), ("test_mathx.py", TEST)]);
+    let mut cfg = config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.agent.check = Some("python3 test_mathx.py".into());
+    cfg.policy.shadow = true;
+    let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    assert_eq!(code, Some(1), "the check fails at the end: {err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("mathx.py")).expect("read"),
+        STUB,
+        "nothing was written"
+    );
+    let warned: Vec<&str> = of_type(&events, "warning")
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
+    assert!(warned.contains(&"syntax_rejected"), "{warned:?}");
+    assert!(
+        warned.contains(&"stuck"),
+        "giving up is the stuck rule: {warned:?}"
+    );
+    let ends = of_type(&events, "step_ended");
+    assert!(has_term(ends[0], "malformed_call"), "{}", ends[0]);
+    let bodies = j.bodies();
+    let note = bodies[1]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .expect("note");
+    assert!(note.contains("line 2"), "{note}");
+    let roles: Vec<&str> = bodies[1]["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["role"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        roles,
+        ["system", "user", "user"],
+        "the broken reply is not kept in the conversation, the note is"
+    );
+}
