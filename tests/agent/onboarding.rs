@@ -92,7 +92,18 @@ fn answer(flavour: Flavour, listed: &[&str], body: &Value) -> Reply {
         .or_else(|| body.get("n_probs"))
         .and_then(Value::as_u64)
         .filter(|_| flavour != Flavour::LmStudio);
-    let text = if tools.is_empty() { "ready" } else { "Done." };
+    // A junior under the `code` protocol (the local presets) is offered no tools: its
+    // prose without code is its "done", and the prose is the summary.
+    let writes_code = body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains("You change code by writing it"));
+    let text = if writes_code {
+        "nothing needed changing"
+    } else if tools.is_empty() {
+        "ready"
+    } else {
+        "Done."
+    };
     let mut chunks = vec![match k {
         Some(_) => sse::data(&sse::tokens(&[Tok::new(text, -0.01).top(&[
             (text, -0.01),

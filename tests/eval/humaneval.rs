@@ -103,3 +103,91 @@ fn the_binary_imports_then_validates_the_suite() {
         "{stdout}"
     );
 }
+
+/// The reply a scripted junior gives under the `code` protocol: `add` right at once,
+/// `find_root` wrong until it is shown the failing check.
+fn code_junior(body: &serde_json::Value) -> handoff::demo::server::Reply {
+    use handoff::demo::script::{confident, reply};
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let first = messages
+        .get(1)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    let told_failed = messages.len() > 2;
+    let text = if first.contains("def add(") {
+        "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```\n"
+    } else if told_failed {
+        "solution.py\n```python\ndef find_root(xs):\n    return -xs[0] / xs[1]\n```\n"
+    } else {
+        "```python\ndef find_root(xs):\n    return 0\n```\n"
+    };
+    reply(confident(text), None)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_single_shot_reference_and_the_loop_run_side_by_side() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("suite");
+    import(
+        &read_problems(&{
+            let f = dir.path().join("HumanEval.jsonl");
+            std::fs::write(&f, problems()).expect("write");
+            f
+        })
+        .expect("problems"),
+        &out,
+    )
+    .expect("import");
+    let j = handoff::demo::server::ScriptedServer::start(
+        handoff::demo::server::Script::new(vec![]).respond_with(code_junior),
+    )
+    .await
+    .expect("junior");
+    let s =
+        handoff::demo::server::ScriptedServer::start(handoff::demo::server::Script::new(vec![]))
+            .await
+            .expect("senior");
+    let mut cfg = crate::agent::support::config(&j, &s);
+    cfg.junior.tool_protocol = handoff::config::ToolProtocol::Code;
+    let cfg_path = crate::agent::support::write_config(dir.path(), &cfg);
+    let results = dir.path().join("out");
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .arg("eval")
+        .arg(&out)
+        .arg("--config")
+        .arg(&cfg_path)
+        .args([
+            "--policy",
+            "single-shot",
+            "--policy",
+            "junior-only",
+            "--out",
+        ])
+        .arg(&results)
+        .output()
+        .expect("runs");
+    assert!(ran.status.success(), "{ran:?}");
+    let text = std::fs::read_to_string(results.join("results.json")).expect("results");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let runs = doc
+        .get("runs")
+        .and_then(|r| r.as_array())
+        .or_else(|| doc.as_array())
+        .cloned()
+        .expect("runs");
+    let passed = |policy: &str, task: &str| {
+        runs.iter()
+            .find(|r| r["policy"] == policy && r["task"] == task)
+            .map(|r| r["passed"] == true)
+            .expect("a run")
+    };
+    assert!(passed("single-shot", "humaneval-0"));
+    assert!(
+        !passed("single-shot", "humaneval-1"),
+        "one reply, one check"
+    );
+    assert!(passed("junior-only", "humaneval-0"));
+    assert!(passed("junior-only", "humaneval-1"), "the loop fixed it");
+    // One request per single-shot session, two for the loop's fix.
+    assert_eq!(j.bodies().len(), 1 + 1 + 1 + 2);
+}

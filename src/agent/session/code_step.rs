@@ -131,7 +131,16 @@ impl Session<'_> {
                 return self.stuck(actor, said).await;
             }
             CodeMove::Done => {
-                let call = synthetic(step, FINISH_NAME, serde_json::json!({"summary": ""}));
+                // The reply's prose is the summary, as `finish{summary}` carries it.
+                let summary: String = text
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect();
+                let call = synthetic(step, FINISH_NAME, serde_json::json!({"summary": summary}));
                 let _ = step::act(
                     &self.env,
                     &self.emitter,
