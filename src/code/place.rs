@@ -307,14 +307,16 @@ fn splice(
                 let file = parse(lang, &out)?;
                 if let Some(old) = file.items.iter().find(|i| i.name() == Some(name)) {
                     let range = old.range.clone();
+                    let new = keep_docstring(lang, &out[range.clone()], new);
                     if out[range.clone()].trim_end() != new {
-                        out.replace_range(range, new);
+                        out.replace_range(range, &new);
                         notes.push(format!("replaced {name}"));
                     } else {
                         notes.push(format!("{name} unchanged"));
                     }
                 } else if let Some(m) = file.methods.iter().find(|m| &m.name == name) {
-                    let indented = indent(new, &m.indent);
+                    let old = indent(&out[m.range.clone()], "");
+                    let indented = indent(&keep_docstring(lang, &old, new), &m.indent);
                     out.replace_range(m.range.clone(), indented.trim_end());
                     notes.push(format!("replaced method {name}"));
                 } else {
@@ -348,6 +350,42 @@ fn splice(
         ));
     }
     Ok((out, notes))
+}
+
+/// A Python definition written without the docstring of the one it replaces gets that
+/// docstring back: a junior asked for the function's code often leaves it out, and the
+/// user's documentation should not be lost to an edit of the body.
+fn keep_docstring(lang: Lang, old: &str, new: &str) -> String {
+    if lang != Lang::Python {
+        return new.to_string();
+    }
+    let (Some((_, Some(doc))), Some((at, None))) =
+        (syntax::python_body(old), syntax::python_body(new))
+    else {
+        return new.to_string();
+    };
+    let doc_text = &old[doc];
+    let new_indent: String = new[at..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    let old_indent: String = doc_text
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    let moved: String = doc_text
+        .split_inclusive('\n')
+        .map(|l| match l.strip_prefix(old_indent.as_str()) {
+            Some(rest) => format!("{new_indent}{rest}"),
+            None => l.to_string(),
+        })
+        .collect();
+    let moved = if moved.ends_with('\n') {
+        moved
+    } else {
+        format!("{moved}\n")
+    };
+    format!("{}{moved}{}", &new[..at], &new[at..])
 }
 
 fn squash(s: &str) -> String {
@@ -424,6 +462,23 @@ mod tests {
         assert!(!c.contains("NotImplementedError"), "{c}");
         assert!(!c.contains("print("), "{c}");
         assert!(placed[0].notes.iter().any(|n| n.contains("left out 1")));
+    }
+
+    #[test]
+    fn a_definition_written_without_its_docstring_keeps_the_old_one() {
+        let reply = read("```python\ndef f(numbers):\n    return 0\n```\n");
+        let placed = place(&reply, &files("solution.py", STUB), &targets()).expect("placed");
+        assert!(
+            placed[0]
+                .content
+                .contains("def f(numbers):\n    \"\"\"Sum of doubles.\"\"\"\n    return 0\n"),
+            "{}",
+            placed[0].content
+        );
+        let own = read("```python\ndef f(numbers):\n    \"\"\"Mine.\"\"\"\n    return 0\n```\n");
+        let placed = place(&own, &files("solution.py", STUB), &targets()).expect("placed");
+        assert!(placed[0].content.contains("\"\"\"Mine.\"\"\""));
+        assert!(!placed[0].content.contains("Sum of doubles"));
     }
 
     #[test]

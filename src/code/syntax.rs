@@ -321,6 +321,41 @@ fn collect_methods(
     }
 }
 
+/// A Python definition's body, for keeping its docstring: the byte where the line of the
+/// body's first statement starts, and that statement's whole lines when it is a docstring.
+/// `None` when `def_text` is not one definition or its body shares the header's line.
+pub fn python_body(def_text: &str) -> Option<(usize, Option<Range<usize>>)> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&Lang::Python.grammar()).ok()?;
+    let tree = parser.parse(def_text, None)?;
+    let root = tree.root_node();
+    let mut node = root.named_child(0)?;
+    if node.kind() == "decorated_definition" {
+        node = node.child_by_field_name("definition")?;
+    }
+    if !matches!(node.kind(), "function_definition" | "class_definition") {
+        return None;
+    }
+    let body = node.child_by_field_name("body")?;
+    let first = body.named_child(0)?;
+    if first.start_position().row == node.start_position().row {
+        return None;
+    }
+    let line_start = def_text[..first.start_byte()]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let is_doc = first.kind() == "expression_statement"
+        && first.named_child(0).is_some_and(|c| c.kind() == "string");
+    let doc = is_doc.then(|| {
+        let end = first.end_byte();
+        let end = def_text[end..]
+            .find('\n')
+            .map_or(def_text.len(), |i| end + i + 1);
+        line_start..end
+    });
+    Some((line_start, doc))
+}
+
 /// The first line of each named definition, for a repository map: `def f(a, b):`,
 /// `pub fn g(x: u32) -> u32 {`, `class C:`.
 pub fn signatures(parsed: &Parsed, text: &str) -> Vec<String> {
