@@ -305,6 +305,21 @@ fn splice(
             ItemKind::Other => left_out += 1,
             ItemKind::Definition(name) => {
                 let file = parse(lang, &out)?;
+                // The file's own tests are the check's: a block's `mod tests` never replaces
+                // them (the 1.5B rewrote the tests of a Rust task beside its fix).
+                if lang == Lang::Rust
+                    && name == "tests"
+                    && file.items.iter().any(|i| i.name() == Some("tests"))
+                {
+                    if out.contains(new) {
+                        notes.push("tests unchanged".into());
+                    } else {
+                        notes.push(
+                            "kept the file's mod tests (a block may not replace them)".into(),
+                        );
+                    }
+                    continue;
+                }
                 if let Some(old) = file.items.iter().find(|i| i.name() == Some(name)) {
                     let range = old.range.clone();
                     let new = keep_docstring(lang, &out[range.clone()], new);
@@ -567,5 +582,21 @@ mod tests {
         );
         assert!(c.contains("fn b() -> u32 {\n    1\n}"), "{c}");
         assert!(c.starts_with("use std::fmt;"));
+        let tests = "fn f() -> u32 {\n    0\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        assert_eq!(super::f(), 1);\n    }\n}\n";
+        let reply = read(
+            "```rust\nfn f() -> u32 {\n    1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n```\n",
+        );
+        let placed = place(
+            &reply,
+            &files("src/lib.rs", tests),
+            &["src/lib.rs".to_string()],
+        )
+        .expect("placed");
+        let c = &placed[0].content;
+        assert!(
+            c.contains("assert_eq!(super::f(), 1)"),
+            "the tests stay: {c}"
+        );
+        assert!(c.contains("fn f() -> u32 {\n    1\n}"), "{c}");
     }
 }

@@ -190,7 +190,7 @@ impl Session<'_> {
                 };
                 feedback = Some(format!("The user answered: {output}"));
                 let report = self
-                    .record_synthetic(&call, ok, output, StepFacts::default())
+                    .record_synthetic(&call, ok, output, StepFacts::default(), Vec::new())
                     .await;
                 (
                     report.facts,
@@ -213,7 +213,10 @@ impl Session<'_> {
                             "`{command}` said:\n```\n{}\n```",
                             check_tail(&output)
                         ));
-                        let report = self.record_synthetic(&call, ok, output, facts).await;
+                        let report = self
+                            .record_synthetic(&call, ok, output, facts, Vec::new())
+                            .await;
+                        sparse.extend(report.sparse.iter().copied());
                         (
                             report.facts,
                             Some(tools::spec::RUN.to_string()),
@@ -225,10 +228,31 @@ impl Session<'_> {
             }
             CodeMove::Edit(placed) => {
                 self.repairs.usable();
-                let notes: Vec<String> = placed
+                // Files the check protects are left out and the rest is written: a junior
+                // that also "fixes" the tests (the 1.5B wrote its own test_roman.py beside a
+                // right roman.py) keeps its real work. A reply for protected files alone
+                // goes to the file tool, which refuses it.
+                let protected = self.env.workspace.protected();
+                let (placed, refused): (Vec<Placed>, Vec<Placed>) = if placed
+                    .iter()
+                    .all(|p| protected.contains(std::path::Path::new(&p.path)))
+                {
+                    (placed, Vec::new())
+                } else {
+                    placed
+                        .into_iter()
+                        .partition(|p| !protected.contains(std::path::Path::new(&p.path)))
+                };
+                let refused: Vec<String> = refused.into_iter().map(|p| p.path).collect();
+                let mut notes: Vec<String> = placed
                     .iter()
                     .map(|p| format!("{}: {}", p.path, p.notes.join(", ")))
                     .collect();
+                for path in &refused {
+                    notes.push(format!(
+                        "{path}: left out, it is protected (the check's tests); change the code under test instead"
+                    ));
+                }
                 let files: Vec<serde_json::Value> = placed
                     .iter()
                     .map(|p| serde_json::json!({"path": p.path, "content": p.content}))
@@ -241,7 +265,10 @@ impl Session<'_> {
                         if !ok {
                             feedback = Some(format!("Your edit was not written: {output}"));
                         }
-                        let report = self.record_synthetic(&call, ok, output, facts).await;
+                        let report = self
+                            .record_synthetic(&call, ok, output, facts, refused)
+                            .await;
+                        sparse.extend(report.sparse.iter().copied());
                         if repeat.of_move > 0 {
                             self.warn(
                                 "repeated_edit",
@@ -447,12 +474,13 @@ impl Session<'_> {
         ok: bool,
         output: String,
         facts: StepFacts,
+        refused: Vec<String>,
     ) -> step::StepReport {
         let ran = step::Ran {
             ok,
             output,
             facts,
-            refused: Vec::new(),
+            refused,
         };
         let last = self.last_checkpoint.clone();
         step::record(
