@@ -320,6 +320,29 @@ pub struct AgentConfig {
     /// the first message, read-only. Off by default: on the real lane (README, "The junior
     /// writes code") withholding them is what the single-shot reference does too.
     pub show_tests: bool,
+    /// Under the `code` protocol: what the junior is sent after a failed check.
+    pub retry: Retry,
+    /// The sampling temperature of a `retry = "resample"` reply.
+    pub retry_temperature: f32,
+}
+
+/// What the junior gets after its code failed the check (`code` protocol).
+///
+/// Measured on the real lane (README, "A failed check: a fresh sample, not the failure"):
+/// shown its failing check at temperature 0, Qwen2.5-Coder 0.5B fixed 0 of 24 wrong
+/// first replies; the first message answered again at temperature 0.8, three times, fixed
+/// 5 of 16. A small model reads its own wrong code as the answer; a fresh sample is not
+/// anchored on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retry {
+    /// The conversation goes back to the first message and the next reply is sampled at
+    /// `retry_temperature`; the failed code stays in the tree until the new reply's
+    /// definitions replace it.
+    Resample,
+    /// The check's command, status and output tail are the next message, at the
+    /// endpoint's own temperature (what a strong model uses well).
+    Feedback,
 }
 
 /// Paths that override the embedded system prompts, and the project instruction files
@@ -465,6 +488,8 @@ impl Default for AgentConfig {
             stuck_after: 3,
             protected: None,
             show_tests: false,
+            retry: Retry::Resample,
+            retry_temperature: 0.8,
         }
     }
 }

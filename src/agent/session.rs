@@ -157,6 +157,8 @@ pub async fn run(
         let code = CodeSession {
             targets: brief.targets,
             checked: None,
+            resampler: None,
+            opening: 2,
         };
         (brief.message, Some(code))
     } else {
@@ -376,7 +378,12 @@ impl Session<'_> {
                         emitter: &self.emitter,
                         step: self.step,
                     };
-                    let (emitter, client) = (&self.emitter, self.junior);
+                    let client = self
+                        .code
+                        .as_ref()
+                        .and_then(|c| c.resampler.as_ref())
+                        .unwrap_or(self.junior);
+                    let emitter = &self.emitter;
                     let left = budget.saturating_sub(judging.watch.tick());
                     let limit = TokenLimit::of(client, actor, Some(left));
                     let inbox = &mut self.inbox;

@@ -189,6 +189,13 @@ impl Config {
         if a.token_budget == 0 {
             return Err(invalid("agent", "token_budget", "must be at least 1"));
         }
+        if !(0.0..=2.0).contains(&a.retry_temperature) {
+            return Err(invalid(
+                "agent",
+                "retry_temperature",
+                "must be between 0 and 2",
+            ));
+        }
         if a.command_timeout_s == 0 || a.command_timeout_s as f64 > MAX_SECONDS {
             return Err(invalid(
                 "agent",

@@ -99,6 +99,15 @@ impl Client {
         &self.cfg.model
     }
 
+    /// The same endpoint sampled at another temperature: the `code` protocol's fresh
+    /// reply after a failed check ([`crate::config::Retry::Resample`]) shares the
+    /// connection pool and the logprobs fallback already learned.
+    pub fn sampling_at(&self, temperature: f32) -> Client {
+        let mut client = self.clone();
+        client.cfg.temperature = temperature;
+        client
+    }
+
     /// The endpoint settings this client was built from (prices, timeouts, retries).
     pub fn config(&self) -> &ModelConfig {
         &self.cfg

@@ -1,7 +1,7 @@
 //! The `code` tool protocol through the real binary and real HTTP: the junior writes code,
 //! the harness places it, runs the check after every edit and decides the end.
 
-use handoff::config::ToolProtocol;
+use handoff::config::{Retry, ToolProtocol};
 use handoff::demo::script::{confident, reply};
 use handoff::demo::server::Script;
 use serde_json::Value;
@@ -57,11 +57,19 @@ async fn exec(
     (out.status.code(), events(&log), err)
 }
 
-#[tokio::test]
-async fn a_failing_check_goes_back_to_the_junior_and_the_fix_ends_the_session() {
-    let wrong = "The function doubles x.\n```python\ndef double(x):\n    return x + 2\n```\n";
-    let right =
-        "I see: it must multiply.\n\nmathx.py\n```python\ndef double(x):\n    return 2 * x\n```\n";
+/// A code junior that replies `wrong`, then `right`, on `mathx.py` with its check (the
+/// senior's server is kept alive beside it).
+async fn wrong_then_right(
+    wrong: &str,
+    right: &str,
+) -> (
+    (
+        handoff::demo::server::ScriptedServer,
+        handoff::demo::server::ScriptedServer,
+    ),
+    tempfile::TempDir,
+    handoff::config::Config,
+) {
     let junior = Script::new(vec![
         reply(confident(wrong), None),
         reply(confident(right), None),
@@ -71,6 +79,16 @@ async fn a_failing_check_goes_back_to_the_junior_and_the_fix_ends_the_session() 
     let mut cfg = config(&j, &s);
     cfg.junior.tool_protocol = ToolProtocol::Code;
     cfg.agent.check = Some("python3 test_mathx.py".into());
+    ((j, s), dir, cfg)
+}
+
+#[tokio::test]
+async fn a_failing_check_goes_back_to_the_junior_and_the_fix_ends_the_session() {
+    let wrong = "The function doubles x.\n```python\ndef double(x):\n    return x + 2\n```\n";
+    let right =
+        "I see: it must multiply.\n\nmathx.py\n```python\ndef double(x):\n    return 2 * x\n```\n";
+    let ((j, _s), dir, mut cfg) = wrong_then_right(wrong, right).await;
+    cfg.agent.retry = Retry::Feedback;
     cfg.policy.constant = 0.05;
     let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     assert_eq!(code, Some(0), "{err}");
@@ -134,6 +152,45 @@ async fn a_failing_check_goes_back_to_the_junior_and_the_fix_ends_the_session() 
     assert!(
         text.contains("return 2 * x") && !text.contains("NotImplementedError"),
         "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_check_under_resample_sends_the_first_message_again_at_the_retry_temperature() {
+    let wrong = "```python\ndef double(x):\n    return x + 2\n```\n";
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    let ((j, _s), dir, mut cfg) = wrong_then_right(wrong, right).await;
+    cfg.junior.temperature = 0.0;
+    cfg.agent.retry = Retry::Resample;
+    cfg.agent.retry_temperature = 0.7;
+    cfg.policy.constant = 0.05;
+    let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    assert_eq!(code, Some(0), "{err}");
+
+    let bodies = j.bodies();
+    assert_eq!(bodies.len(), 2, "the fresh reply passed and ended the work");
+    // The same conversation as the first request: the failure is not shown.
+    assert_eq!(bodies[1]["messages"], bodies[0]["messages"]);
+    let temperature = |b: &Value| b["temperature"].as_f64().expect("temperature");
+    assert_eq!(temperature(&bodies[0]), 0.0);
+    assert!(
+        (temperature(&bodies[1]) - 0.7).abs() < 1e-6,
+        "{}",
+        bodies[1]
+    );
+
+    let warned: Vec<&Value> = of_type(&events, "warning")
+        .into_iter()
+        .filter(|w| w["kind"] == "resampled")
+        .collect();
+    assert_eq!(warned.len(), 1, "the resample is in the log");
+    let ends = of_type(&events, "step_ended");
+    assert!(has_term(ends[0], "check_failed"), "{}", ends[0]);
+    assert!(has_term(ends[1], "tests_fixed"), "{}", ends[1]);
+    let text = std::fs::read_to_string(dir.path().join("mathx.py")).expect("read");
+    assert!(
+        text.contains("return 2 * x") && !text.contains("x + 2") && text.contains("def helper"),
+        "the fresh definition replaced the failed one: {text}"
     );
 }
 

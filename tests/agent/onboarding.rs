@@ -94,9 +94,9 @@ fn answer(flavour: Flavour, listed: &[&str], body: &Value) -> Reply {
         .filter(|_| flavour != Flavour::LmStudio);
     // A junior under the `code` protocol (the local presets) is offered no tools: its
     // prose without code is its "done", and the prose is the summary.
-    let writes_code = body["messages"][0]["content"]
-        .as_str()
-        .is_some_and(|s| s.contains("You change code by writing it"));
+    let writes_code = body["messages"][1]["content"].as_str().is_some_and(|s| {
+        s.contains("whole definition") || s.contains("Write the code the task needs")
+    });
     let text = if writes_code {
         "nothing needed changing"
     } else if tools.is_empty() {

@@ -105,7 +105,8 @@ fn the_binary_imports_then_validates_the_suite() {
 }
 
 /// The reply a scripted junior gives under the `code` protocol: `add` right at once,
-/// `find_root` wrong until it is shown the failing check.
+/// `find_root` wrong at the endpoint's temperature and right when the loop resamples it
+/// at `agent.retry_temperature` after the failed check.
 fn code_junior(body: &serde_json::Value) -> handoff::demo::server::Reply {
     use handoff::demo::script::{confident, reply};
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
@@ -113,10 +114,10 @@ fn code_junior(body: &serde_json::Value) -> handoff::demo::server::Reply {
         .get(1)
         .and_then(|m| m["content"].as_str())
         .unwrap_or("");
-    let told_failed = messages.len() > 2;
+    let resampled = messages.len() == 2 && body["temperature"].as_f64().unwrap_or(0.0) >= 0.5;
     let text = if first.contains("def add(") {
         "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```\n"
-    } else if told_failed {
+    } else if resampled {
         "solution.py\n```python\ndef find_root(xs):\n    return -xs[0] / xs[1]\n```\n"
     } else {
         "```python\ndef find_root(xs):\n    return 0\n```\n"

@@ -9,8 +9,9 @@
 //!
 //! After any step that leaves the tree different from the last one checked, the check runs
 //! (sandboxed, its hidden files laid and lifted again). A pass ends the junior's work as
-//! `success`; a failure goes back to the model as the next message, with the command, the
-//! exit status and the output's tail. The judge gets `check_failed` on a failing check and
+//! `success`; after a failure the junior answers its first message again at
+//! `agent.retry_temperature` (`retry = "resample"`, the default), or is shown the command,
+//! the exit status and the output's tail as the next message (`"feedback"`). The judge gets `check_failed` on a failing check and
 //! `tests_fixed` when a check passes, or fails fewer tests, after a failing one; code that
 //! does not parse or cannot be placed is never written and counts as a malformed move
 //! (`syntax_rejected` and `edit_unplaced` warnings name which), an edit that changes
@@ -20,6 +21,7 @@ use super::*;
 use crate::code::place::{self, PlaceError, Placed};
 use crate::code::reply::{self as code_reply, Request};
 use crate::competence::facts::parse_test_counts;
+use crate::config::Retry;
 use crate::llm::types::FunctionCall;
 use crate::protocol::StepFacts;
 
@@ -32,6 +34,13 @@ pub(super) struct CodeSession {
     pub targets: Vec<String>,
     /// The last check: the checkpoint it judged and what it said.
     pub checked: Option<(Option<String>, CheckResult)>,
+    /// Set after the first failed check under `agent.retry = "resample"`: the junior's
+    /// endpoint at `agent.retry_temperature`, which every later junior reply is sampled
+    /// from.
+    pub resampler: Option<Client>,
+    /// Messages of the junior's history a resample keeps: the system prompt and the first
+    /// message, then whatever the operator or a senior added.
+    pub opening: usize,
 }
 
 /// Most bytes of a failing check's output the model is shown (its tail: the assertion or
@@ -55,6 +64,12 @@ pub(super) fn check_tail(output: &str) -> String {
     tail
 }
 
+/// The ways out of writing code, told after a failed check rather than in the system prompt:
+/// on the real lane (HumanEval every 4th task, 0.5B, T=0) a bare system prompt passed 24/41
+/// first replies, the same with these lines in the first message 21/41, and the earlier
+/// rule-laden system prompt 18/41 (README, "The junior's prompt, measured").
+const ESCAPES: &str = "If you need information that only the user has, write one line: ASK: your question\nTo run a shell command, write one line: RUN: the command\nIf you cannot do the task, write one line: GIVE UP: the reason";
+
 /// What the check said, written for the model.
 fn failure_message(r: &CheckResult, unchanged: bool) -> String {
     let status = r
@@ -66,7 +81,7 @@ fn failure_message(r: &CheckResult, unchanged: bool) -> String {
         "The check failed"
     };
     format!(
-        "{lead}: `{}` ({status}).\n```\n{}\n```\nFind the mistake and send the corrected definitions in a fenced code block.",
+        "{lead}: `{}` ({status}).\n```\n{}\n```\nFind the mistake and send the corrected definitions in a fenced code block.\n\n{ESCAPES}",
         r.command,
         check_tail(&r.output_tail)
     )
@@ -294,6 +309,7 @@ impl Session<'_> {
         // The harness runs the check on every tree it has not judged yet.
         let mut passed = false;
         let mut unchanged_after_failure = false;
+        let mut resample = false;
         if has_check && tool.is_some() && matches!(after, After::Continue) {
             let cached = self
                 .code
@@ -335,7 +351,10 @@ impl Session<'_> {
                         after = After::End(Outcome::Success);
                     } else if tool.as_deref() != Some(tools::ASK_OPERATOR) {
                         let unchanged = facts.no_diff && tool.as_deref() == Some(tools::spec::EDIT);
-                        unchanged_after_failure = unchanged && was_failing;
+                        resample = self.config().agent.retry == Retry::Resample;
+                        // A fresh sample that repeats the last one is bad luck, not a
+                        // junior reading its failure and changing nothing.
+                        unchanged_after_failure = unchanged && was_failing && !resample;
                         feedback = Some(match feedback {
                             Some(f) if tool.as_deref() != Some(tools::spec::EDIT) => {
                                 format!("{f}\n\n{}", failure_message(&r, unchanged))
@@ -357,16 +376,10 @@ impl Session<'_> {
             )
             .await;
         // The conversation: the reply as the model wrote it, then what came of it.
-        let history = &mut self.junior_history;
-        if let Some(message) = feedback.filter(|_| !passed) {
-            if tool.is_none() {
-                reply::ask_again(history, vec![Message::user(reply::repair_note(&message))]);
-            } else {
-                history.push(Message::assistant(text, Vec::new()));
-                history.push(Message::user(message));
-            }
+        if resample {
+            self.resample().await;
         } else {
-            history.push(Message::assistant(text, Vec::new()));
+            self.answered(text, feedback.filter(|_| !passed), tool.as_deref());
         }
         self.gate.on_step_done();
         match after {
@@ -393,6 +406,46 @@ impl Session<'_> {
             return self.stuck(actor, why).await;
         }
         Next::Continue
+    }
+
+    /// The reply and what came of it, into the junior's conversation.
+    fn answered(&mut self, text: String, feedback: Option<String>, tool: Option<&str>) {
+        let history = &mut self.junior_history;
+        if let Some(message) = feedback {
+            if tool.is_none() {
+                reply::ask_again(history, vec![Message::user(reply::repair_note(&message))]);
+            } else {
+                history.push(Message::assistant(text, Vec::new()));
+                history.push(Message::user(message));
+                // What the operator answered or a command printed is kept by a resample.
+                if let (Some(code), Some(tools::ASK_OPERATOR | tools::spec::RUN)) =
+                    (self.code.as_mut(), tool)
+                {
+                    code.opening = history.len();
+                }
+            }
+        } else {
+            history.push(Message::assistant(text, Vec::new()));
+        }
+    }
+
+    /// After a failed check under `agent.retry = "resample"`: the conversation goes back
+    /// to its opening and the junior answers it again, sampled at `agent.retry_temperature`
+    /// (see [`Retry`] for the figures).
+    async fn resample(&mut self) {
+        let temperature = self.config().agent.retry_temperature;
+        let Some(code) = self.code.as_mut() else {
+            return;
+        };
+        let keep = code.opening.clamp(2, self.junior_history.len().max(2));
+        self.junior_history.truncate(keep);
+        if code.resampler.is_none() {
+            code.resampler = Some(self.junior.sampling_at(temperature));
+            let message = format!(
+                "the check failed: the junior answers its first message again, sampled at temperature {temperature} (agent.retry = \"resample\")"
+            );
+            self.warn("resampled", message).await;
+        }
     }
 
     fn read_code_reply(&self, text: &str, has_check: bool) -> CodeMove {

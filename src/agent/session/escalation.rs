@@ -261,6 +261,11 @@ impl Session<'_> {
     pub(super) fn resume_junior(&mut self) {
         self.watch.reset();
         self.gate.on_reset();
+        // What the operator or the senior said stays when a failed check sends the junior
+        // back to its opening (`agent.retry = "resample"`).
+        if let Some(code) = self.code.as_mut() {
+            code.opening = self.junior_history.len();
+        }
     }
 
     pub(super) async fn force_ignored(&self) {
