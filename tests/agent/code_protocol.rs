@@ -242,3 +242,30 @@ async fn code_that_does_not_parse_is_never_written_and_the_line_goes_back() {
         "the broken reply is not kept in the conversation, the note is"
     );
 }
+
+#[tokio::test]
+async fn a_reply_that_sends_the_stub_back_is_not_written_and_the_junior_is_told() {
+    let echo =
+        "```python\ndef double(x):\n    \"\"\"Twice x.\"\"\"\n    raise NotImplementedError\n```\n";
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    let ((j, _s), dir, cfg) = wrong_then_right(echo, right).await;
+    let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    assert_eq!(code, Some(0), "{err}");
+    let warned: Vec<&Value> = of_type(&events, "warning")
+        .into_iter()
+        .filter(|w| w["kind"] == "stub_echoed")
+        .collect();
+    assert_eq!(warned.len(), 1, "{events:?}");
+    assert!(
+        warned[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`double`"))
+    );
+    // Nothing was written for the echo, so the check ran once, on the fix.
+    assert_eq!(of_type(&events, "check_ran").len(), 1);
+    let second = j.bodies()[1]["messages"].to_string();
+    assert!(
+        second.contains("still raises NotImplementedError"),
+        "{second}"
+    );
+}

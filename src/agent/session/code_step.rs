@@ -459,7 +459,17 @@ impl Session<'_> {
                 .map(|c| c.targets.clone())
                 .unwrap_or_default();
             return match place::place(&reply, &read, &targets) {
-                Ok(placed) if !placed.is_empty() => CodeMove::Edit(placed),
+                Ok(placed) if !placed.is_empty() => {
+                    match place::stub_echoed(&reply, &placed, &read) {
+                        Some(name) => CodeMove::Unusable(
+                            STUB_ECHOED,
+                            format!(
+                                "your code still raises NotImplementedError in `{name}`, as the stub did: write the body of `{name}` in full."
+                            ),
+                        ),
+                        None => CodeMove::Edit(placed),
+                    }
+                }
                 Ok(_) => {
                     CodeMove::Unusable(EDIT_UNPLACED, "the code blocks changed no file".into())
                 }
@@ -563,6 +573,8 @@ impl Session<'_> {
 pub(super) const SYNTAX_REJECTED: &str = "syntax_rejected";
 pub(super) const EDIT_UNPLACED: &str = "edit_unplaced";
 pub(super) const NO_EDIT: &str = "no_edit";
+/// The reply sent the stub back unimplemented ([`place::stub_echoed`]).
+pub(super) const STUB_ECHOED: &str = "stub_echoed";
 const FINISH_NAME: &str = "finish";
 
 #[cfg(test)]
