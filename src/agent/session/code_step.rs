@@ -11,8 +11,8 @@
 //! (sandboxed, its hidden files laid and lifted again). A pass ends the junior's work as
 //! `success`; after a failure the junior answers its first message again at
 //! `agent.retry_temperature` (`retry = "resample"`, the default), or is shown the command,
-//! the exit status and the output's tail as the next message (`"feedback"`). The judge gets `check_failed` on a failing check and
-//! `tests_fixed` when a check passes, or fails fewer tests, after a failing one; code that
+//! the exit status and the output's tail as the next message (`"feedback"`). The judge
+//! gets `check_failed` on a failing check and `tests_fixed` when a check passes, or fails fewer tests, after a failing one; code that
 //! does not parse or cannot be placed is never written and counts as a malformed move
 //! (`syntax_rejected` and `edit_unplaced` warnings name which), an edit that changes
 //! nothing is `no_diff`, and the same reply on the same tree is a repeat.
@@ -64,10 +64,10 @@ pub(super) fn check_tail(output: &str) -> String {
     tail
 }
 
-/// The ways out of writing code, told after a failed check rather than in the system prompt:
-/// on the real lane (HumanEval every 4th task, 0.5B, T=0) a bare system prompt passed 24/41
-/// first replies, the same with these lines in the first message 21/41, and the earlier
-/// rule-laden system prompt 18/41 (README, "The junior's prompt, measured").
+/// The ways out of writing code, told after a failed check (`retry = "feedback"`) rather
+/// than in the system prompt: on the real lane (HumanEval every 4th task, 0.5B, T=0) a bare
+/// system prompt passed 24/41 first replies, the same with these lines in the first message
+/// 21/41, and the earlier rule-laden system prompt 18/41 (README, "A bare system prompt").
 const ESCAPES: &str = "If you need information that only the user has, write one line: ASK: your question\nTo run a shell command, write one line: RUN: the command\nIf you cannot do the task, write one line: GIVE UP: the reason";
 
 /// What the check said, written for the model.
@@ -437,8 +437,7 @@ impl Session<'_> {
         let Some(code) = self.code.as_mut() else {
             return;
         };
-        let keep = code.opening.clamp(2, self.junior_history.len().max(2));
-        self.junior_history.truncate(keep);
+        self.junior_history.truncate(code.opening);
         if code.resampler.is_none() {
             code.resampler = Some(self.junior.sampling_at(temperature));
             let message = format!(
