@@ -1,5 +1,5 @@
 //! The fitted belief against the correlated world's exact posterior B*: a probe, not a test
-//! (README "Long, dependent sessions").
+//! (docs/results/2026-12-01-feature-model.md).
 //!
 //!     cargo run --release --example calibration_vs_truth -- [SESSIONS] [TRAIN_EVERY] [SEEDS] [SIDE] [MODEL]
 //!

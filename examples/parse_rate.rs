@@ -3,7 +3,7 @@
 //! Sends each task of a suite as a first turn (system prompt + task, as a session starts)
 //! to the junior and the senior of a config, once per prompt variant, and counts the replies
 //! from which the client read a tool call (native, or from the text under `auto`/`text`).
-//! The numbers in README "Real local models" come from:
+//! The numbers in docs/results/2026-12-01-tool-call-parse-rates.md come from:
 //!
 //! ```sh
 //! tools/real-models/setup && CFG=$(tools/real-models/serve)

@@ -230,7 +230,7 @@ pub enum HandoffMode {
     /// gets the task alone, under the junior's prompt — the offline cascade's "senior
     /// alone", reached mid-session. For juniors whose work the senior cannot use: live, a
     /// `rest` takeover that read the junior's note solved 0 of the tasks the senior alone
-    /// solved (README "The assumption, checked live").
+    /// solved (docs/results/2026-12-02-cascade-real.md).
     Restart,
 }
 
@@ -317,7 +317,7 @@ pub struct AgentConfig {
     /// [`protected::DEFAULT_PROTECTED`] plus the files `check` names; `Some([])`: none.
     pub protected: Option<Vec<String>>,
     /// Under the `code` protocol: show the protected files the check runs (its tests) in
-    /// the first message, read-only. Off by default: on the real lane (README, "The junior
+    /// the first message, read-only. Off by default: on the real lane (docs/guide.md, "The junior
     /// writes code") withholding them is what the single-shot reference does too.
     pub show_tests: bool,
     /// Under the `code` protocol: what the junior is sent after a failed check.
@@ -328,7 +328,7 @@ pub struct AgentConfig {
 
 /// What the junior gets after its code failed the check (`code` protocol).
 ///
-/// Measured on the real lane (README, "A failed check: a fresh sample, not the failure"):
+/// Measured on the real lane (docs/guide.md, "A failed check: a fresh sample, not the failure"):
 /// shown its failing check at temperature 0, Qwen2.5-Coder 0.5B fixed 0 of 24 wrong
 /// first replies; the first message answered again at temperature 0.8, three times, fixed
 /// 5 of 16. A small model reads its own wrong code as the answer; a fresh sample is not

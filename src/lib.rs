@@ -1,6 +1,6 @@
 //! handoff: a junior coding agent watched by an external, calibrated judge that hands
 //! control to a senior model or the operator when its competence posterior B_t falls
-//! below a threshold τ_t. The module walls are in the README's layout section: `competence` and `metrics`
+//! below a threshold τ_t. The module walls are in ARCHITECTURE.md: `competence` and `metrics`
 //! are pure science; everything else is plumbing around one stream of [`protocol::Event`]s.
 
 pub mod agent;

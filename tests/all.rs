@@ -2,6 +2,7 @@
 
 mod agent;
 mod demo;
+mod docs;
 mod eval;
 mod faults;
 mod llm;

@@ -1,4 +1,4 @@
-//! The walls between the crate's floors (README, "Layout"), kept by reading the source:
+//! The walls between the crate's floors (ARCHITECTURE.md, "Floors and walls"), kept by reading the source:
 //! every `crate::<module>` a file names must sit on its own floor or below, the protocol
 //! names nothing of the crate, the TUI only the protocol, and the files of `agent/` and
 //! `competence/` import each other without a cycle. Run with `--nocapture` to see the

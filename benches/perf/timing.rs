@@ -31,7 +31,7 @@ fn verdict(pass: bool) -> &'static str {
     if pass { "ok" } else { "MISS" }
 }
 
-/// The rows as a Markdown table (the README's Performance section is this output).
+/// The rows as a Markdown table (docs/results/2026-12-01-performance.md is this output).
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
         "| figure | measured | baseline (same run) | ratio | goal | |\n| --- | --- | --- | --- | --- | --- |\n",

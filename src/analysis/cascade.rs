@@ -6,7 +6,7 @@
 //! **The assumption** (stated in every report): after a hand-off at any point, the senior
 //! ends the task as it did alone, at the compute it spent alone. The junior's compute up to
 //! the hand-off is added. A senior that inherits a half-done tree may do better or worse
-//! than alone; live hand-off runs check this (README "Real-model results").
+//! than alone; live hand-off runs check this (docs/results/2026-12-02-cascade-real.md).
 //!
 //! Policies, each a family swept over its parameter:
 //! - **junior alone** and **senior alone**: one point each;

@@ -150,7 +150,7 @@ pub struct Report {
     pub escalations_senior: RouteEscalations,
     pub escalations_operator: RouteEscalations,
     pub earliness: Earliness,
-    /// Ask-F1 per session, the unit the README defines (a session that crosses τ five times
+    /// Ask-F1 per session, the unit docs/guide.md ("Evaluation") defines (a session that crosses τ five times
     /// counts once); sessions without a result, and sessions a forced or fault hand-off
     /// censored, are left out. The three per-escalation tallies below pool questions as HiL-Bench
     /// does, with false negatives per session, so their recall is not a share of failures.

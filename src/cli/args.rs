@@ -29,7 +29,7 @@ pub fn set_config_file(path: Option<PathBuf>) {
 /// The config a command runs under. `--config FILE` is a global option (clap's `global`,
 /// so it may stand before or after the command's name: `handoff --config c.toml exec …`
 /// and `handoff exec --config c.toml …` mean the same); this group only marks the commands
-/// that read the config and loads it with one precedence (README, "Configuration").
+/// that read the config and loads it with one precedence (docs/guide.md, "Configuration").
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ConfigArg {}
 
@@ -40,7 +40,7 @@ impl ConfigArg {
     }
 
     /// The config and where it came from, for commands that print the source: the file,
-    /// then the `HANDOFF_*` variables, then `-c` (README, "Configuration").
+    /// then the `HANDOFF_*` variables, then `-c` (docs/guide.md, "Configuration").
     pub fn load_with_source(&self) -> anyhow::Result<(Config, crate::config::Source)> {
         let mut overrides = crate::config::Override::from_env(std::env::vars());
         overrides.extend(COMMAND_LINE_OVERRIDES.get().cloned().unwrap_or_default());

@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_name = "K")]
     folds: usize,
     /// The belief to fit: the naive-Bayes sum (the default) or the length-robust feature
-    /// model (README, "Long, dependent sessions").
+    /// model (docs/judge.md, "Long, dependent sessions").
     #[arg(long, value_enum, default_value_t = Model::Naive)]
     model: Model,
     /// Fit unweighted: do not weight sessions left uncensored by shadow exploration by

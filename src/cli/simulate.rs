@@ -9,7 +9,7 @@ use super::output::{Shape, emit};
 use crate::exit::{Exit, bad_input};
 use crate::sim::World;
 
-/// The world of the study; every default is documented in the README.
+/// The world of the study; every default is documented in docs/results/2026-12-01-simulation-study.md.
 #[derive(clap::Args)]
 pub struct Args {
     #[arg(long, default_value_t = 1)]
@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long, default_value_t = 40_000)]
     queries: usize,
     /// Repeat the study on seeds SEED, SEED+1, … and report 95% t intervals across them
-    /// (20 for the README's study).
+    /// (20 for the documented study).
     #[arg(long, default_value_t = 1)]
     seeds: usize,
     /// Draws per seed and world on which the swept baselines are tuned (scored on

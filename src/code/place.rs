@@ -451,7 +451,7 @@ fn indent(code: &str, prefix: &str) -> String {
 /// no placed file has fewer such lines than before: nothing the task asked for was written.
 /// The 0.5B did this on HumanEval/38 (a file of two functions; it sent both back, the one
 /// to write still raising) four times in a row; such a reply is refused with a message
-/// naming the function instead of being written and checked (README, "The junior writes
+/// naming the function instead of being written and checked (docs/guide.md, "The junior writes
 /// code"). A reply that implements one stub of several and leaves another is progress and
 /// passes.
 pub fn stub_echoed(reply: &CodeReply, placed: &[Placed], files: &impl Files) -> Option<String> {

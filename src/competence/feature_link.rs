@@ -16,7 +16,7 @@
 //! to 1 of 30, the exact posterior's own count. Held-out log loss cannot see a calibration
 //! gain of 0.005 (worth about 10⁻⁴ nats) and put the link 0.0003 *behind* none on those
 //! runs, and 0.0001 behind on the real 1.5B, where the link changes nothing measurable
-//! (README "Long, dependent sessions"). The loss of none is printed beside the candidates
+//! (docs/results/2026-12-01-feature-model.md). The loss of none is printed beside the candidates
 //! so that cost stays visible.
 
 use super::calibrator::sigmoid;

@@ -138,8 +138,7 @@ pub struct FeatureModel {
 /// Why: the varying-coefficient logistic model is linear in its inputs, and the posterior
 /// is not; on the correlated world its held-out errors against the exact posterior have
 /// one shape at every tick (log-odds that move too much near the middle and too little at
-/// the ends), and a cubic in η learned on fresh sessions halves them (README "Long,
-/// dependent sessions"). Fitted by
+/// the ends), and a cubic in η learned on fresh sessions halves them (docs/results/2026-12-01-feature-model.md). Fitted by
 /// [`super::feature_link`], and kept only if increasing in η over `range` at every knot, so
 /// more evidence for success never lowers the belief.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

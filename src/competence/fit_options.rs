@@ -14,7 +14,7 @@ pub enum BeliefModel {
     /// cannot be calibrated at every t when tokens are dependent (on the correlated world
     /// its held-out slope runs 5.8 → 0.67 from tick 100 to 2,000), but it stays the default:
     /// the feature model is better on every pooled count on the real 1.5B and ranks as well
-    /// or better at every fixed tick (README "The real corpus"), but the default threshold
+    /// or better at every fixed tick (docs/results/2026-12-01-real-corpus-and-fits.md), but the default threshold
     /// (`optimal`, the token-clock DP) plans on this model's per-token law, which a feature
     /// model does not have ([`super::CompetenceError::NoTokenLaw`]): a feature calibration
     /// runs under the step schedule `handoff schedule` plans on logs, or `myopic`.

@@ -14,8 +14,7 @@
 //! read) V₀ = κ·n₁ + Σ_j P(first = j)·V₁(j).
 //!
 //! Escalation is terminal here: the route ends the task. With `handoff = "step"` the
-//! senior takes one step and hands back; README ("Planning the schedule on logged
-//! sessions") gives the numbers for when that approximation holds.
+//! senior takes one step and hands back; docs/results/2026-12-01-schedule-planning.md gives the numbers for when that approximation holds.
 //!
 //! The schedule executed is a threshold per decision point: escalate iff B < τ_k, τ_k the
 //! upper edge of the leading run of bins where escalating is optimal. When the optimal

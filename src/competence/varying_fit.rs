@@ -33,7 +33,7 @@ pub type FeatureRow = VcRow<N_FEATURES>;
 /// ([`super::feature_fit::choose_ridge`]); the default here is
 /// what stands when that cannot be measured (fewer than two usable folds). The smoothness
 /// was chosen on the correlated world (`sim::correlated`): four times smaller or ten times
-/// larger was no better against the exact posterior (README "Long, dependent sessions").
+/// larger was no better against the exact posterior (docs/results/2026-12-01-feature-model.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Penalty {
     pub ridge: f64,

@@ -311,7 +311,7 @@ fn task_config(mut config: Config, task: &Task, check_command: &str) -> Config {
 
 /// Runs a check command in `dir`; true when it exits 0 within the timeout.
 pub async fn check(command: &str, dir: &Path, timeout_s: u64) -> bool {
-    // The suite's own command over its own solution: trusted like the suite (see README).
+    // The suite's own command over its own solution: trusted like the suite (SECURITY.md, threat model).
     let spec = ShellCommand::new(command, dir, std::time::Duration::from_secs(timeout_s));
     run_shell(&spec).await.is_ok_and(|r| r.success())
 }

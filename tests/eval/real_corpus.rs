@@ -1,5 +1,5 @@
 //! The calibrations that ship are what `calibrate` fits on the committed real corpus, byte
-//! for byte: the README's "handoff calibrate data/real/… reproduces the committed
+//! for byte: docs/results/2026-12-01-real-corpus-and-fits.md's "handoff calibrate data/real/… reproduces the committed
 //! calibration" as a check (the commands are those of `tools/real-models/refit`).
 
 use std::path::Path;

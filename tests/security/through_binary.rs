@@ -2,7 +2,7 @@
 //! again through the real binary (`handoff exec`, a scripted junior over loopback HTTP, a
 //! real shell, the sandbox as configured by default): H2, H4, M1/C3, M4, M5, M9, L1, L6.
 //! Going through the binary is what lets them be run against an older build too: each was
-//! run against the binary of the reviewed commit and failed there (README "Security").
+//! run against the binary of the reviewed commit and failed there (SECURITY.md).
 
 use std::path::Path;
 use std::process::Stdio;

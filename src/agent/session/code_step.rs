@@ -67,7 +67,7 @@ pub(super) fn check_tail(output: &str) -> String {
 /// The ways out of writing code, told after a failed check (`retry = "feedback"`) rather
 /// than in the system prompt: on the real lane (HumanEval every 4th task, 0.5B, T=0) a bare
 /// system prompt passed 24/41 first replies, the same with these lines in the first message
-/// 21/41, and the earlier rule-laden system prompt 18/41 (README, "A bare system prompt").
+/// 21/41, and the earlier rule-laden system prompt 18/41 (docs/guide.md, "A bare system prompt").
 const ESCAPES: &str = "If you need information that only the user has, write one line: ASK: your question\nTo run a shell command, write one line: RUN: the command\nIf you cannot do the task, write one line: GIVE UP: the reason";
 
 /// What the check said, written for the model.
@@ -394,7 +394,7 @@ impl Session<'_> {
             return self.escalate(EscalationReason::Threshold).await;
         }
         if unchanged_after_failure {
-            // Measured on Qwen2.5-Coder 0.5B (README, "The junior writes code"): shown the
+            // Measured on Qwen2.5-Coder 0.5B (docs/guide.md, "The junior writes code"): shown the
             // failing check, a junior that sends its code back unchanged sends it again
             // every time after; the way on is help, not another try.
             let why = "the junior sent its code back unchanged after the check failed".to_string();
