@@ -30,7 +30,7 @@ use super::handoff::{self, OperatorReply, Triage};
 use super::history::ContextFit;
 use super::inbox::{Control, Inbox, Intent, Waiting};
 use super::prompts::Prompts;
-use super::reply::{self, CallProblem, Read, Repairs};
+use super::reply::{self, Repairs};
 use super::step::{self, Acted, StepEnv};
 use super::tools::{self, Workspace};
 use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd};
@@ -41,6 +41,7 @@ mod code_step;
 mod ends;
 mod escalation;
 mod observers;
+mod tool_step;
 
 use code_step::CodeSession;
 
@@ -266,6 +267,22 @@ enum Next {
     End(Outcome),
 }
 
+/// The one `Escalated` event of a decision that did not hand off (a shadow crossing, or a
+/// firing drawn to explore): the route a live hand-off would have taken, and the gate's
+/// propensity when the decision was drawn. Token, step end and the stuck rule all log it so.
+fn shadow_escalation(
+    watch: &SessionJudge,
+    gate: &Gate,
+    step: u32,
+    reason: EscalationReason,
+    verdict: Verdict,
+) -> Event {
+    let propensity = (verdict == Verdict::Explored)
+        .then(|| gate.propensity())
+        .flatten();
+    watch.escalated(step, watch.shadow_route(), reason, true, propensity)
+}
+
 /// What a resolved call leaves for the loop once the step is recorded.
 enum After {
     Continue,
@@ -431,166 +448,5 @@ impl Session<'_> {
                 return outcome;
             }
         }
-    }
-
-    /// A finished reply: run its call, record the step, and let the judge see its facts.
-    async fn step_with(
-        &mut self,
-        actor: Actor,
-        text: String,
-        calls: Vec<ToolCall>,
-        problem: Option<CallProblem>,
-    ) -> Next {
-        self.ledger.said(&text);
-        let step = self.step;
-        let specs = tools::specs();
-        let tree = self.last_checkpoint.clone();
-        let mut repairs_spent = false;
-        let (report, tool, ok, after, repeat) = match reply::read(&calls, problem.as_ref(), &specs)
-        {
-            Read::Unusable {
-                why,
-                message,
-                logged,
-            } => {
-                if !logged {
-                    self.warn(reply::kind(why), message.clone()).await;
-                }
-                repairs_spent = !self.repairs.another();
-                let repeat = self
-                    .progress_of(actor)
-                    .made(Move::said(&text), tree.as_deref());
-                let mut report = step::unusable(self.last_checkpoint.as_deref(), why, message);
-                report.facts.repeats = repeat.of_move;
-                (report, None, false, After::Continue, repeat)
-            }
-            Read::Call { call, extra } => {
-                self.repairs.usable();
-                if !extra.is_empty() {
-                    let message = format!(
-                        "the reply holds {} tool calls; only the first ({}) is run",
-                        extra.len() + 1,
-                        call.function.name
-                    );
-                    self.warn(reply::SEVERAL_TOOL_CALLS, message).await;
-                }
-                let name = call.function.name.clone();
-                let repeat = self
-                    .progress_of(actor)
-                    .made(Move::call(&name, &call.function.arguments), tree.as_deref());
-                if repeat.of_move > 0 && name != tools::spec::FINISH {
-                    self.barred = Some(name.clone());
-                }
-                let acted =
-                    step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
-                let mut after = After::Continue;
-                let mut refused = Vec::new();
-                let (ok, output, mut facts, wrote) = match acted {
-                    Acted::Ran {
-                        ok,
-                        output,
-                        facts,
-                        wrote,
-                        refused: paths,
-                    } => {
-                        refused = paths;
-                        (ok, output, facts, wrote)
-                    }
-                    Acted::Finish => {
-                        let inbox = &mut self.inbox;
-                        let label = step::run_check(&self.env, &self.emitter, inbox, step).await;
-                        after = After::End(label);
-                        (true, "finished".to_string(), StepFacts::default(), None)
-                    }
-                    Acted::Ask { question, options } => {
-                        match self.self_ask(question, options).await {
-                            OperatorReply::Answer(a) => (true, a, StepFacts::default(), None),
-                            OperatorReply::Defer => {
-                                after = After::Senior;
-                                let said = "The operator asked a senior engineer to decide.";
-                                (true, said.to_string(), StepFacts::default(), None)
-                            }
-                            OperatorReply::Quit => {
-                                after = After::End(Outcome::Aborted);
-                                let said = "the session was stopped".to_string();
-                                (false, said, StepFacts::default(), None)
-                            }
-                        }
-                    }
-                    // The discarded call never ran: like a cut stream, it leaves no step end.
-                    Acted::Escalate => return self.escalate(EscalationReason::Forced).await,
-                    Acted::Quit => {
-                        after = After::End(Outcome::Aborted);
-                        let said = "the session was stopped".to_string();
-                        (false, said, StepFacts::default(), None)
-                    }
-                    Acted::Stopped => {
-                        after = After::End(Outcome::Aborted);
-                        let said = format!(
-                            "the session was stopped while `{name}` ran; it was cut short \
-                             (a command and everything it started were killed)"
-                        );
-                        (false, said, StepFacts::default(), None)
-                    }
-                };
-                facts.repeats = repeat.of_move;
-                self.ledger.tool(&name, &output, wrote.as_deref());
-                let last = self.last_checkpoint.as_deref();
-                let ran = step::Ran {
-                    ok,
-                    output,
-                    facts,
-                    refused,
-                };
-                let report =
-                    step::record(&self.env, &self.emitter, step, (call, extra), ran, last).await;
-                (report, Some(name), ok, after, repeat)
-            }
-        };
-        self.last_checkpoint.clone_from(&report.checkpoint);
-        let acted = tool.is_some();
-        let facts = (&report.facts, report.sparse.as_slice());
-        let verdict = self
-            .end_step(actor, tool, ok, facts, report.checkpoint.clone())
-            .await;
-        // The conversation of whoever acted gets the turn and its tool results.
-        let history = match &mut self.senior_history {
-            Some(h) => h,
-            None => &mut self.junior_history,
-        };
-        if acted {
-            history.push(Message::assistant(text, calls));
-            let mut replies = report.replies;
-            if repeat.of_move > 0 {
-                reply::note_repeat(&mut replies);
-            }
-            history.extend(replies);
-        } else {
-            reply::ask_again(history, report.replies);
-        }
-        self.gate.on_step_done();
-        match after {
-            After::End(outcome) => return Next::End(outcome),
-            After::Senior => {
-                self.hand_to_senior(self.note()).await;
-                return Next::Continue;
-            }
-            After::Continue => {}
-        }
-        if verdict == Verdict::Escalate && actor == Actor::Junior {
-            return self.escalate(EscalationReason::Threshold).await;
-        }
-        if let Some(why) = self.stuck_why(repairs_spent, repeat.on_tree, "a usable tool call") {
-            return self.stuck(actor, why).await;
-        }
-        if actor == Actor::Senior {
-            if self.inbox.take_force() {
-                self.force_ignored().await;
-            }
-            if self.config().policy.handoff == HandoffMode::Step {
-                self.senior_returned(&report.summary).await;
-            }
-        }
-        Next::Continue
     }
 }

@@ -49,13 +49,8 @@ impl Session<'_> {
         self.gate.set_shadow(self.inbox.control().shadow);
         let verdict = self.gate.on_step_end(reading.below);
         if matches!(verdict, Verdict::ShadowCrossing | Verdict::Explored) {
-            let route = self.watch.shadow_route();
-            let propensity = (verdict == Verdict::Explored)
-                .then(|| self.gate.propensity())
-                .flatten();
-            let ev =
-                self.watch
-                    .escalated(step, route, EscalationReason::Threshold, true, propensity);
+            let reason = EscalationReason::Threshold;
+            let ev = shadow_escalation(&self.watch, &self.gate, step, reason, verdict);
             self.emitter.emit(ev).await;
         }
         verdict

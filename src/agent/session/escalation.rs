@@ -18,13 +18,8 @@ impl Session<'_> {
             if verdict == Verdict::Escalate {
                 return self.escalate(EscalationReason::Stuck).await;
             }
-            let route = self.watch.shadow_route();
-            let propensity = (verdict == Verdict::Explored)
-                .then(|| self.gate.propensity())
-                .flatten();
-            let ev =
-                self.watch
-                    .escalated(self.step, route, EscalationReason::Stuck, true, propensity);
+            let reason = EscalationReason::Stuck;
+            let ev = shadow_escalation(&self.watch, &self.gate, self.step, reason, verdict);
             self.emitter.emit(ev).await;
         }
         Next::End(self.ran_out().await)

@@ -28,17 +28,8 @@ impl TokenObserver for JuniorJudging<'_> {
         match self.gate.on_token(reading.below) {
             Verdict::Escalate => Flow::Cut(EscalationReason::Threshold),
             v @ (Verdict::ShadowCrossing | Verdict::Explored) => {
-                let route = self.watch.shadow_route();
-                let propensity = (v == Verdict::Explored)
-                    .then(|| self.gate.propensity())
-                    .flatten();
-                let ev = self.watch.escalated(
-                    self.step,
-                    route,
-                    EscalationReason::Threshold,
-                    true,
-                    propensity,
-                );
+                let reason = EscalationReason::Threshold;
+                let ev = super::shadow_escalation(self.watch, self.gate, self.step, reason, v);
                 self.emitter.emit(ev).await;
                 Flow::Continue
             }
