@@ -105,14 +105,17 @@ pub fn parse(lang: Lang, text: &str) -> Option<Parsed> {
     parser.set_language(&lang.grammar()).ok()?;
     let tree = parser.parse(text, None)?;
     let root = tree.root_node();
-    let error = if root.has_error() {
-        first_error(root).map(|row| {
-            let line = text.lines().nth(row).unwrap_or("").to_string();
-            (row + 1, line)
-        })
+    let error_row = if root.has_error() {
+        first_error(root)
+    } else if lang == Lang::Python {
+        first_empty_block(root)
     } else {
         None
     };
+    let error = error_row.map(|row| {
+        let line = text.lines().nth(row).unwrap_or("").to_string();
+        (row + 1, line)
+    });
     let mut items = Vec::new();
     let mut methods = Vec::new();
     let mut cursor = root.walk();
@@ -165,6 +168,23 @@ fn line_of(text: &str, byte: usize) -> usize {
         .filter(|b| **b == b'\n')
         .count()
         + 1
+}
+
+/// The row of the first Python suite with no statement in it (`if n == 49:` at the end of
+/// a reply cut at its token limit). tree-sitter's grammar reads a bare newline after a
+/// colon as an empty block, to tolerate code being typed; Python refuses it, so it is an
+/// error here (a truncated reply was once written this way and failed to import).
+fn first_empty_block(node: tree_sitter::Node) -> Option<usize> {
+    if node.kind() == "block" && node.named_child_count() == 0 {
+        return Some(node.start_position().row);
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if let Some(row) = first_empty_block(child) {
+            return Some(row);
+        }
+    }
+    None
 }
 
 fn first_error(node: tree_sitter::Node) -> Option<usize> {
@@ -380,6 +400,21 @@ pub fn signatures(parsed: &Parsed, text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_python_suite_cut_off_after_its_colon_does_not_parse() {
+        let cut = "def is_prime(n):\n    if n == 48:\n        return True\n    if n == 49:\n";
+        let parsed = super::parse(super::Lang::Python, cut).expect("parsed");
+        assert_eq!(
+            parsed.error.as_ref().map(|(line, _)| *line),
+            Some(4),
+            "{:?}",
+            parsed.error
+        );
+        let whole = "def is_prime(n):\n    if n == 49:\n        return True\n";
+        let parsed = super::parse(super::Lang::Python, whole).expect("parsed");
+        assert_eq!(parsed.error, None);
+    }
+
     use super::*;
 
     fn names(p: &Parsed) -> Vec<String> {
