@@ -8,6 +8,7 @@ mod bounds;
 mod configs;
 mod escape;
 mod frontends;
+mod hostile;
 mod keys;
 mod parsers;
 mod signals;
