@@ -1,6 +1,5 @@
 //! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
-pub mod beneath;
 pub mod confine;
 pub mod context;
 pub mod emitter;

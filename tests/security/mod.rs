@@ -11,6 +11,7 @@ mod frontends;
 mod hostile;
 mod keys;
 mod parsers;
+mod planted;
 mod signals;
 mod streams;
 mod through_binary;
