@@ -4,6 +4,7 @@ pub mod confine;
 pub mod context;
 pub mod emitter;
 pub mod gitguard;
+pub mod gitnest;
 pub mod handoff;
 pub mod history;
 pub mod inbox;

@@ -377,3 +377,72 @@ async fn a_command_reads_no_other_process_environment() {
     assert!(s.output.contains("listed"), "the command ran: {}", s.output);
     assert!(!s.log.contains(SECRET), "a neighbour's key reached the log");
 }
+
+/// Attack 6 and the index flags: a nested `src/.git` and a submodule-style gitfile, each
+/// reaching a `core.fsmonitor` payload, ran on the user's next `git status`; a
+/// `skip-worktree` flag hid an edit from `git status` and `git diff`.
+#[tokio::test]
+async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
+    for user in users() {
+        let outside = tempfile::tempdir().expect("outside");
+        let marker = outside.path().join("PWNED");
+        if user.is_some() {
+            give_to_nobody(outside.path());
+        }
+        let payload = format!("touch {}", marker.display());
+        let command = format!(
+            "mkdir -p src/.git/objects src/.git/refs lib mod && \
+             printf 'ref: refs/heads/main\\n' > src/.git/HEAD && \
+             printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"{payload}\"\\n' > src/.git/config && \
+             cp -r src/.git mod/copy && printf 'gitdir: ../mod/copy\\n' > lib/.git; \
+             echo edited >> notes.txt; git update-index --skip-worktree notes.txt 2>&1; echo planted"
+        );
+        let dir = repo(&[
+            ("notes.txt", "hi\n"),
+            ("src/a.txt", "a\n"),
+            ("lib/b.txt", "b\n"),
+        ]);
+        let s = exec(&command, dir.path(), user, |_| {}).await;
+        let who = who(user);
+        assert!(s.output.contains("planted"), "{who}: the command ran");
+        assert!(
+            s.output
+                .contains("src/.git was planted and has been removed")
+                && s.output
+                    .contains("lib/.git was planted and has been removed"),
+            "{who}: {}",
+            s.output
+        );
+        assert!(!dir.path().join("src/.git").exists(), "{who}: src/.git");
+        assert!(!dir.path().join("lib/.git").exists(), "{who}: lib/.git");
+        for at in [
+            dir.path().to_path_buf(),
+            dir.path().join("src"),
+            dir.path().join("lib"),
+        ] {
+            let status = std::process::Command::new("git")
+                .args(["-c", "safe.directory=*", "-C"])
+                .arg(&at)
+                .args(["status", "--porcelain"])
+                .output()
+                .expect("git status");
+            assert!(
+                status.status.success(),
+                "{who}: git status in {}",
+                at.display()
+            );
+        }
+        assert!(!marker.exists(), "{who}: the planted fsmonitor ran");
+        let listed = std::process::Command::new("git")
+            .args(["-c", "safe.directory=*", "-C"])
+            .arg(dir.path())
+            .args(["ls-files", "-v", "notes.txt"])
+            .output()
+            .expect("git ls-files");
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            listed.starts_with("H "),
+            "{who}: notes.txt is hidden from git status: {listed}"
+        );
+    }
+}

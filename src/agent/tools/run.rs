@@ -237,8 +237,10 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
         .unwrap_or(limits.command_timeout);
     let spec = ws.shell(&args.command, timeout, limits.output_cap_bytes);
     let before = ws.git_state();
+    let watch = crate::agent::gitnest::Watch::start(ws.root());
     let result = run_shell(&spec).await;
     let git_changes = before.changes(&ws.git_state());
+    let planted = watch.finish(ws.root());
     match result {
         Ok(result) => {
             let mut out = outcome(&result, timeout, limits.output_cap_bytes);
@@ -248,16 +250,30 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
                 out.kind = OutcomeKind::SandboxDenied;
                 out.fault = Some(message);
             }
-            if !git_changes.is_empty() {
-                // Hooks and config run code on the user's next `git`; the model must not
-                // touch them, and the user must hear of it.
-                out.output = format!(
-                    "error: the command changed the repository's .git, which commands must not touch: {}\n{}",
-                    git_changes.join(", "),
-                    out.output
-                );
-                out.ok = false;
-                out.kind = OutcomeKind::ToolError;
+            // Hooks and config run code on the user's next `git`; the model must not touch
+            // them, and the user must hear of it. A nested .git, a gitfile or a hidden index
+            // entry runs code on (or hides work from) it too: undone already, and said.
+            for (what, lines, sep) in [
+                (
+                    "changed the repository's .git, which commands must not touch",
+                    &git_changes,
+                    ", ",
+                ),
+                (
+                    "left git metadata in the work tree, which commands must not do",
+                    &planted,
+                    "; ",
+                ),
+            ] {
+                if !lines.is_empty() {
+                    out.output = format!(
+                        "error: the command {what}: {}\n{}",
+                        lines.join(sep),
+                        out.output
+                    );
+                    out.ok = false;
+                    out.kind = OutcomeKind::ToolError;
+                }
             }
             out
         }
