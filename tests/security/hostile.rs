@@ -18,6 +18,8 @@ const NOBODY: u32 = 65534;
 
 struct Ended {
     code: Option<i32>,
+    /// The end-of-session summary `exec` prints.
+    stdout: String,
     log: String,
     /// What the `run` calls printed (the log also holds the command's own text).
     output: String,
@@ -64,6 +66,47 @@ fn give_to_nobody(path: &Path) {
 /// `handoff exec` in `dir` whose junior runs `command` once; as `user` when given (the
 /// repository, config and log are handed to it). `started` sees handoff's pid.
 async fn exec(command: &str, dir: &Path, user: Option<u32>, started: impl FnOnce(u32)) -> Ended {
+    exec_with(command, dir, user, true, started).await
+}
+
+/// Refuses `unshare(2)` to this process and its children with EPERM, as a kernel or
+/// container without namespaces would (between fork and exec: two prctl calls).
+fn refuse_unshare(cmd: &mut std::process::Command) {
+    const LD_NR: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let filter = [
+        insn(LD_NR, 0, 0, 0),
+        insn(JEQ, 0, 1, libc::SYS_unshare as u32),
+        insn(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        insn(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: two prctl calls on a filter owned by the closure, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// As [`exec`]; with `namespaces` false handoff runs where it can make none.
+async fn exec_with(
+    command: &str,
+    dir: &Path,
+    user: Option<u32>,
+    namespaces: bool,
+    started: impl FnOnce(u32),
+) -> Ended {
     let (j, s) = servers(one_command(command), Script::new(vec![])).await;
     let work = tempfile::tempdir().expect("tempdir");
     let cfg_path = write_config(work.path(), &config(&j, &s));
@@ -85,6 +128,9 @@ async fn exec(command: &str, dir: &Path, user: Option<u32>, started: impl FnOnce
         give_to_nobody(dir);
         cmd.uid(uid).gid(uid).env("HOME", work.path());
     }
+    if !namespaces {
+        refuse_unshare(&mut cmd);
+    }
     let mut cmd = tokio::process::Command::from(cmd);
     let child = cmd.spawn().expect("spawn handoff");
     started(child.id().unwrap_or(0));
@@ -96,6 +142,7 @@ async fn exec(command: &str, dir: &Path, user: Option<u32>, started: impl FnOnce
         .unwrap_or_else(|_| panic!("no log; stderr: {}", String::from_utf8_lossy(&out.stderr)));
     Ended {
         code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         output: run_outputs(&log),
         log,
     }
@@ -443,6 +490,49 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
         assert!(
             listed.starts_with("H "),
             "{who}: notes.txt is hidden from git status: {listed}"
+        );
+    }
+}
+
+/// Where no namespace can be made (`.git` stays writable), a hook and a config line that a
+/// command writes into `.git` are undone after it, not only reported, and the summary
+/// counts the step among those that tried to change protected files.
+#[tokio::test]
+async fn without_namespaces_a_hook_written_into_git_is_undone() {
+    for user in users() {
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let command = "printf '#!/bin/sh\\ntouch PWNED\\n' > .git/hooks/pre-commit && \
+                       chmod +x .git/hooks/pre-commit && git config core.fsmonitor 'touch PWNED' \
+                       && echo wrote-hooks";
+        let s = exec_with(command, dir.path(), user, false, |_| {}).await;
+        let who = who(user);
+        assert!(
+            s.log.contains("no mount namespace here"),
+            "{who}: no namespaces: {}",
+            s.log
+        );
+        assert!(
+            s.output.contains("wrote-hooks"),
+            "{who}: the writes landed: {}",
+            s.output
+        );
+        assert!(
+            s.output.contains("undone: ") && s.output.contains(".git/hooks/pre-commit"),
+            "{who}: {}",
+            s.output
+        );
+        assert!(
+            !dir.path().join(".git/hooks/pre-commit").exists(),
+            "{who}: hook"
+        );
+        let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("config");
+        assert!(!config.contains("fsmonitor"), "{who}: {config}");
+        assert!(s.log.contains("\"protected_touched\""), "{who}: {}", s.log);
+        assert!(
+            s.stdout
+                .contains("tried to change protected files (undone)"),
+            "{who}: {}",
+            s.stdout
         );
     }
 }

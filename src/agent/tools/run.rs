@@ -239,7 +239,24 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
     let before = ws.git_state();
     let watch = crate::agent::gitnest::Watch::start(ws.root());
     let result = run_shell(&spec).await;
-    let git_changes = before.changes(&ws.git_state());
+    let after = ws.git_state();
+    let mut git_changes = before.changes(&after);
+    // Where .git could not be mounted read-only the change landed: put it back now, before
+    // the user's next `git` can run a planted hook or config line.
+    let (undone, not_undone) = if git_changes.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        before.undo(&after, ws.root())
+    };
+    if !undone.is_empty() {
+        git_changes.push(format!("undone: {}", undone.join(", ")));
+    }
+    if !not_undone.is_empty() {
+        git_changes.push(format!(
+            "NOT undone (put back by hand before running git): {}",
+            not_undone.join(", ")
+        ));
+    }
     let planted = watch.finish(ws.root());
     match result {
         Ok(result) => {
@@ -275,6 +292,8 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
                     out.kind = OutcomeKind::ToolError;
                 }
             }
+            // The summary's "tried to change protected files (undone)" line counts it.
+            out.protected = undone;
             out
         }
         Err(e) => ToolOutcome::failed(OutcomeKind::ToolError, format!("error: {e}")),
