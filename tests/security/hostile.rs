@@ -536,3 +536,30 @@ async fn without_namespaces_a_hook_written_into_git_is_undone() {
         );
     }
 }
+
+/// `handoff doctor` says which layers this machine enforces, and as which user: here the
+/// namespaces are made directly as root and inside a user namespace for `nobody`.
+#[tokio::test]
+async fn doctor_names_each_sandbox_layer() {
+    let (j, s) = servers(Script::new(vec![]), Script::new(vec![])).await;
+    let work = tempfile::tempdir().expect("tempdir");
+    let path = write_config(work.path(), &config(&j, &s));
+    let (text, line) = crate::agent::support::doctor_line(&path, "sandbox: namespaces:").await;
+    for layer in [
+        "sandbox: landlock:",
+        "sandbox: seccomp:",
+        "sandbox: capabilities:",
+    ] {
+        assert!(text.contains(layer), "{layer}: {text}");
+    }
+    let plan = handoff::agent::sandbox::namespace::plan();
+    if plan.pid && plan.world {
+        assert!(
+            line.contains("PID with its own /proc") && line.contains("read-only world"),
+            "{line}"
+        );
+    } else {
+        eprintln!("this kernel gives no PID namespace or read-only view: {line}");
+        assert!(!line.is_empty(), "{text}");
+    }
+}
