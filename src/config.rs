@@ -594,6 +594,15 @@ pub fn init_with(path: &Path, text: &str) -> Result<(), ConfigError> {
     std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)
 }
 
+/// `~/x` as the home directory's `x`; other paths as they are (the `~/...` form of
+/// `agent.writable_roots` and `agent.readable_roots`).
+pub fn expand_home(path: &std::path::Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

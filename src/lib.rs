@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod analysis;
 pub mod app;
+pub mod beneath;
 pub mod chain;
 pub mod cli;
 pub mod code;

@@ -385,17 +385,26 @@ impl Repo {
         }
     }
 
+    /// The work tree as a directory handle: every restore write goes through it, beneath
+    /// the root and never through a symlink ([`crate::beneath`]).
+    fn root_dir(&self) -> Result<crate::beneath::RootDir, RepoError> {
+        crate::beneath::RootDir::open(&self.workdir).map_err(Self::io(&self.workdir))
+    }
+
     fn remove(&self, rel: &Path) -> Result<(), RepoError> {
+        let root = self.root_dir()?;
         let abs = self.workdir.join(rel);
-        match std::fs::symlink_metadata(&abs) {
-            Ok(_) => std::fs::remove_file(&abs).map_err(Self::io(&abs))?,
+        match root.remove_file(rel) {
+            Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // A symlink on the way: what the checkpoint would remove is not in the tree.
+            Err(e) if crate::beneath::is_escape(&e) => return Ok(()),
             Err(e) => return Err(Self::io(&abs)(e)),
         }
         // Drop directories the removal left empty, up to the work tree.
-        let mut dir = abs.parent();
-        while let Some(d) = dir {
-            if d == self.workdir || std::fs::remove_dir(d).is_err() {
+        let mut dir = rel.parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if root.remove_dir(d).is_err() {
                 break;
             }
             dir = d.parent();
@@ -403,45 +412,29 @@ impl Repo {
         Ok(())
     }
 
+    /// Writes one blob of the checkpoint at `rel`. A symlink the model planted where the
+    /// checkpoint has a directory is removed, not followed, and the file lands inside the
+    /// work tree (see [`crate::beneath::RootDir::restore_file`]).
     fn write_blob(&self, rel: &Path, id: Oid, mode: git2::FileMode) -> Result<(), RepoError> {
         let abs = self.workdir.join(rel);
         let blob = self.repo.find_object(id, Some(ObjectType::Blob))?;
         let blob = blob
             .as_blob()
             .ok_or_else(|| RepoError::BadTree(id.to_string()))?;
-        if let Some(parent) = abs.parent() {
-            std::fs::create_dir_all(parent).map_err(Self::io(parent))?;
+        let root = self.root_dir()?;
+        if mode == git2::FileMode::Link {
+            use std::os::unix::ffi::OsStrExt as _;
+            let target = std::ffi::OsStr::from_bytes(blob.content());
+            return root.restore_link(rel, target).map_err(Self::io(&abs));
         }
-        if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink() || m.is_file())
-        {
-            std::fs::remove_file(&abs).map_err(Self::io(&abs))?;
-        }
-        match mode {
-            #[cfg(unix)]
-            git2::FileMode::Link => {
-                let target = PathBuf::from(String::from_utf8_lossy(blob.content()).into_owned());
-                std::os::unix::fs::symlink(target, &abs).map_err(Self::io(&abs))?;
-            }
-            _ => {
-                std::fs::write(&abs, blob.content()).map_err(Self::io(&abs))?;
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt;
-                    let meta = std::fs::metadata(&abs).map_err(Self::io(&abs))?;
-                    let current = meta.permissions().mode();
-                    let wanted = if mode == git2::FileMode::BlobExecutable {
-                        current | ((current & 0o444) >> 2)
-                    } else {
-                        current & !0o111
-                    };
-                    if wanted != current {
-                        std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(wanted))
-                            .map_err(Self::io(&abs))?;
-                    }
-                }
-            }
-        }
-        Ok(())
+        let current = root.file_mode(rel).unwrap_or(0o644);
+        let wanted = if mode == git2::FileMode::BlobExecutable {
+            current | ((current & 0o444) >> 2)
+        } else {
+            current & !0o111
+        };
+        root.restore_file(rel, blob.content(), wanted)
+            .map_err(Self::io(&abs))
     }
 }
 

@@ -18,6 +18,9 @@ const FLOORS: &[(&str, u32)] = &[
     ("llm", 2),
     ("config", 2),
     ("repo", 2),
+    // File I/O beneath a directory handle, never through a symlink: the file tools and
+    // checkpoint restore both write with it.
+    ("beneath", 2),
     // Leaf helpers beside config and repo: diff rendering (repo shows checkpoints with it),
     // exit codes (over protocol outcomes), project instruction files, config presets.
     ("diffview", 2),

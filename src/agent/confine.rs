@@ -10,7 +10,7 @@
 //!
 //! Writes are further refused anywhere inside a `.git` directory, in any letter case and
 //! with the trailing dots or spaces some file systems ignore. What passed the check is then
-//! opened through [`crate::agent::beneath`], relative to a handle on the root and refusing
+//! opened through [`crate::beneath`], relative to a handle on the root and refusing
 //! any symlink on the way, so a process (a command's background child, say) that swaps a
 //! directory for a symlink between check and use makes the call fail, not escape.
 
@@ -61,7 +61,7 @@ pub enum Access {
 #[derive(Debug, Clone)]
 pub struct Confinement {
     root: PathBuf,
-    dir: crate::agent::beneath::RootDir,
+    dir: crate::beneath::RootDir,
 }
 
 /// A path that passed confinement.
@@ -96,7 +96,7 @@ impl Confinement {
                 format!("{} is not a directory", root.display()),
             ));
         }
-        let dir = crate::agent::beneath::RootDir::open(&root)?;
+        let dir = crate::beneath::RootDir::open(&root)?;
         Ok(Confinement { root, dir })
     }
 
@@ -106,7 +106,7 @@ impl Confinement {
     }
 
     /// The handle on the root that resolved paths are opened relative to.
-    pub fn dir(&self) -> &crate::agent::beneath::RootDir {
+    pub fn dir(&self) -> &crate::beneath::RootDir {
         &self.dir
     }
 

@@ -4,8 +4,10 @@
 //! Only what can make the user's next `git` run code or lose work is fingerprinted: the
 //! config files, `HEAD`, hooks, `info/`, and refs (handoff's own checkpoint refs under
 //! `refs/handoff/` excluded, as objects and the index are). Call [`GitState::capture`]
-//! before a command and [`GitState::changes`] after it; the `run` tool does, and reports a
-//! change as a failed call.
+//! before a command and [`GitState::changes`] after it; the `run` tool does, reports a
+//! change as a failed call and puts back what it can ([`GitState::undo`]): the fingerprint
+//! keeps the bytes and mode of every file it hashed, so a hook or a config line a command
+//! wrote where `.git` could not be mounted read-only is removed or rewritten as it was.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,6 +24,8 @@ const MAX_ENTRIES: usize = 20_000;
 pub struct GitState {
     /// `None` when there is no `.git` at all.
     entries: Option<BTreeMap<String, [u8; 32]>>,
+    /// The bytes and permission bits of each regular file hashed whole, to put it back.
+    kept: BTreeMap<String, (Vec<u8>, u32)>,
 }
 
 impl GitState {
@@ -29,7 +33,7 @@ impl GitState {
     pub fn capture(root: &Path) -> GitState {
         let git = root.join(".git");
         let Ok(meta) = std::fs::symlink_metadata(&git) else {
-            return GitState { entries: None };
+            return GitState::default();
         };
         let mut entries = BTreeMap::new();
         if meta.is_dir() {
@@ -43,9 +47,58 @@ impl GitState {
         } else {
             entries.insert(".git".into(), hash_path(&git));
         }
+        let kept = if meta.is_dir() {
+            entries
+                .keys()
+                .filter(|k| !k.ends_with('/') && k.as_str() != "packed-refs")
+                .filter_map(|k| keep(&git.join(k)).map(|v| (k.clone(), v)))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         GitState {
             entries: Some(entries),
+            kept,
         }
+    }
+
+    /// Puts `.git` back from `after` to `self`, beneath `root` and never through a
+    /// symlink: files removed or changed are rewritten from the kept bytes, files and
+    /// directories added are removed. Returns (undone, not undone), one `.git/...` path
+    /// each; a `.git` that was removed or replaced whole cannot be undone.
+    pub fn undo(&self, after: &GitState, root: &Path) -> (Vec<String>, Vec<String>) {
+        let (Some(a), Some(b)) = (&self.entries, &after.entries) else {
+            return (Vec::new(), self.changes(after));
+        };
+        let Ok(dir) = crate::beneath::RootDir::open(root) else {
+            return (Vec::new(), self.changes(after));
+        };
+        let (mut done, mut failed) = (Vec::new(), Vec::new());
+        let mut settle = |rel: &str, result: std::io::Result<()>| match result {
+            Ok(()) => done.push(format!(".git/{rel}")),
+            Err(e) => failed.push(format!(".git/{rel} ({e})")),
+        };
+        for (rel, hash) in a {
+            if b.get(rel) == Some(hash) || rel.ends_with('/') {
+                continue;
+            }
+            let path = Path::new(".git").join(rel);
+            match self.kept.get(rel) {
+                Some((bytes, mode)) => settle(rel, dir.restore_file(&path, bytes, *mode)),
+                None => settle(rel, Err(std::io::Error::other("its content was not kept"))),
+            }
+        }
+        // Deepest first, so a directory is empty when its turn comes.
+        for rel in b.keys().filter(|k| !a.contains_key(*k)).rev() {
+            let path = Path::new(".git").join(rel.trim_end_matches('/'));
+            let result = if rel.ends_with('/') {
+                dir.remove_dir(&path)
+            } else {
+                dir.remove_file(&path)
+            };
+            settle(rel.trim_end_matches('/'), result);
+        }
+        (done, failed)
     }
 
     /// What differs from `self` in `after`, one line per path, empty when nothing does.
@@ -70,6 +123,16 @@ impl GitState {
             }
         }
     }
+}
+
+/// The bytes and permission bits of a regular file small enough to hash whole.
+fn keep(path: &Path) -> Option<(Vec<u8>, u32)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_HASHED {
+        return None;
+    }
+    Some((std::fs::read(path).ok()?, meta.mode() & 0o7777))
 }
 
 fn add_file(entries: &mut BTreeMap<String, [u8; 32]>, git: &Path, rel: &str) {
@@ -176,6 +239,16 @@ mod tests {
             before.changes(&GitState::capture(dir.path())),
             vec![".git/config was changed", ".git/hooks/pre-commit was added"]
         );
+        let after = GitState::capture(dir.path());
+        let (done, failed) = before.undo(&after, dir.path());
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(done, vec![".git/config", ".git/hooks/pre-commit"]);
+        assert_eq!(
+            std::fs::read_to_string(git.join("config")).expect("config"),
+            "[core]\n"
+        );
+        assert!(!git.join("hooks/pre-commit").exists());
+        assert!(before.changes(&GitState::capture(dir.path())).is_empty());
         std::fs::remove_dir_all(&git).expect("rm");
         assert_eq!(
             before.changes(&GitState::capture(dir.path())),

@@ -1,10 +1,10 @@
 //! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
-pub mod beneath;
 pub mod confine;
 pub mod context;
 pub mod emitter;
 pub mod gitguard;
+pub mod gitnest;
 pub mod handoff;
 pub mod history;
 pub mod inbox;

@@ -23,11 +23,14 @@
 //! that ends kills every adopted orphan that no live command still names, a little early
 //! for a daemon of a command that is still running.
 //!
-//! Why a subreaper and not the others: a cgroup needs a writable, delegated cgroup v2 (rare
-//! outside a systemd user session, absent in most containers); a PID namespace changes
-//! what `$$` and `$!` mean to the command, and a shell that is a namespace's init ignores
-//! its own `kill $$`. The subreaper needs one `prctl` on Linux 3.4+ and changes nothing
-//! the command sees.
+//! Where a PID namespace can be made ([`crate::agent::sandbox::nsinit`]), it is what
+//! really ends a sandboxed command's tree: the kernel kills everything in the namespace
+//! when its init exits, which no `setsid` or pid hopping escapes. This walk stays for the
+//! rest: commands without the sandbox (`agent.sandbox = false`, an unconfined check),
+//! kernels or containers that give no PID namespace, and the namespace's own outer
+//! process. A cgroup was not used: it needs a writable, delegated cgroup v2 (rare outside a
+//! systemd user session, absent in most containers). The subreaper needs one `prctl` on
+//! Linux 3.4+ and changes nothing the command sees.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -198,9 +198,13 @@ fn event_words(e: &Event) -> Option<String> {
         Event::OperatorAsked {
             question, options, ..
         } => {
+            // One line, newlines shown: a raw newline in the model's question must not
+            // start a second "question to the operator:" line of its own.
+            let question = visible(question);
             if options.is_empty() {
                 format!("question to the operator: {question}")
             } else {
+                let options: Vec<_> = options.iter().map(|o| visible(o)).collect();
                 format!(
                     "question to the operator: {question} [{}]",
                     options.join(" | ")

@@ -47,10 +47,20 @@ pub enum ExecError {
 }
 
 impl ExecError {
-    /// Whether the error is about something the user named (the log file), which exits as
-    /// bad input (4), not as an aborted run.
+    /// Whether the error is about something the user gave (the log file, the repository
+    /// directory, the task, an endpoint's settings such as a key variable that is not set),
+    /// which exits as bad input (4), not as an aborted run.
     pub fn is_input(&self) -> bool {
-        matches!(self, ExecError::Log(_))
+        matches!(
+            self,
+            ExecError::Log(_)
+                | ExecError::NoRepo(_)
+                | ExecError::EmptyTask
+                | ExecError::Client {
+                    source: crate::llm::LlmError::Config { .. },
+                    ..
+                }
+        )
     }
 }
 

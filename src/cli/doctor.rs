@@ -23,20 +23,26 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .into_iter()
         .map(|(role, m)| protocol_line(role, m.tool_protocol))
         .collect();
+    let sandbox = crate::agent::sandbox::doctor_lines();
     let doc = serde_json::json!({
         "config": source.to_string(),
         "endpoints": reports,
         "protocols": protocols,
         "calibration": calibration,
         "threshold": threshold,
+        "sandbox": sandbox,
     });
     emit(args.json.json, Shape::Document, &doc, || {
         format!(
-            "config: {source}\n\n{}\n{}\ncalibration: {calibration}\nthreshold: {threshold}\n",
+            "config: {source}\n\n{}\n{}\ncalibration: {calibration}\nthreshold: {threshold}\n{}",
             crate::llm::doctor::render(&reports),
             protocols
                 .iter()
                 .map(|l| format!("{l}\n"))
+                .collect::<String>(),
+            sandbox
+                .iter()
+                .map(|l| format!("sandbox: {l}\n"))
                 .collect::<String>()
         )
     })?;

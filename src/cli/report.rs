@@ -26,6 +26,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             "no session logs found in the given paths"
         )));
     }
+    if corpus.sessions.is_empty() {
+        // Garbage, an empty file or a log from a later version: say why on stderr and exit
+        // as bad input, never "0 sessions" with success.
+        warn_all(&corpus.warnings);
+        return Err(bad_input(anyhow::anyhow!(
+            "no session could be read from the {} log file(s) given",
+            corpus.files
+        )));
+    }
     let report = Report::new(&corpus);
     emit(args.json.json, Shape::Document, &report, || {
         report.to_table()

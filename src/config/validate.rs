@@ -241,6 +241,17 @@ impl Config {
                 }
             }
         }
+        // A reading root that does not exist grants nothing; a typo there would leave the
+        // command unable to read what the user meant to allow, without a word.
+        for root in a.readable_roots.iter().flatten() {
+            if !super::expand_home(root).exists() {
+                return Err(invalid(
+                    "agent",
+                    "readable_roots",
+                    &format!("names `{}`, which does not exist", root.display()),
+                ));
+            }
+        }
         if let Some(patterns) = &a.protected {
             super::protected::validate(patterns)
                 .map_err(|e| invalid("agent", "protected", &e.to_string()))?;

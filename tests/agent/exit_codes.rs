@@ -114,6 +114,54 @@ async fn a_broken_config_exits_4_and_a_bad_flag_2() {
     assert_eq!(code, Some(4), "{err}");
 }
 
+/// Issue 32's bad inputs: each ends with a clear error and exit 4, never a silent 0 or
+/// an abort's 3.
+#[tokio::test]
+async fn unusable_inputs_exit_4_with_a_word_on_stderr() {
+    let work = tempfile::tempdir().expect("tempdir");
+    // `report` on logs it cannot read: garbage, empty, a version from the future.
+    for (name, text) in [
+        ("garbage.jsonl", "this is not json\n"),
+        ("empty.jsonl", ""),
+        ("future.jsonl", "{\"v\":999,\"handoff\":\"9.9.9\"}\n"),
+    ] {
+        let path = work.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        let (code, err) = handoff(&["report".as_ref(), path.as_os_str()]).await;
+        assert_eq!(code, Some(4), "report {name}: {err}");
+        assert!(
+            err.contains("warning:") && err.contains(name),
+            "{name}: {err}"
+        );
+    }
+    let (j, s) = servers(finishing_junior(), Script::new(vec![])).await;
+    let dir = repo(&[("a.txt", "a\n")]);
+    // `exec --repo` of a directory that does not exist.
+    let cfg = config(&j, &s);
+    let path = write_config(work.path(), &cfg);
+    let missing = work.path().join("no-such-repo");
+    let (code, err) = exec(&missing, &path, &work.path().join("a.jsonl")).await;
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.contains("no-such-repo"), "{err}");
+    // A key variable that is not set.
+    let mut cfg = config(&j, &s);
+    cfg.junior.api_key_env = Some("HANDOFF_TEST_EXIT_KEY_NEVER_SET".into());
+    let path = write_config(work.path(), &cfg);
+    let (code, err) = exec(dir.path(), &path, &work.path().join("b.jsonl")).await;
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.contains("HANDOFF_TEST_EXIT_KEY_NEVER_SET"), "{err}");
+    // A reading root that does not exist.
+    let mut cfg = config(&j, &s);
+    cfg.agent.readable_roots = Some(vec![work.path().join("no-such-root")]);
+    let path = write_config(work.path(), &cfg);
+    let (code, err) = exec(dir.path(), &path, &work.path().join("c.jsonl")).await;
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains("readable_roots") && err.contains("no-such-root"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn an_eval_whose_endpoints_are_down_exits_1_and_names_the_runs() {
     let (j, s) = servers(Script::new(vec![]), Script::new(vec![])).await;

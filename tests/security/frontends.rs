@@ -41,7 +41,9 @@ async fn model_and_log_text_is_shown_not_obeyed_in_every_text_front_end() {
                 "c1",
                 "ask_operator",
                 json!({
-                    "question": format!("{HIDE}hidden question\x1b[0m which file?"),
+                    "question": format!(
+                        "{HIDE}hidden question\x1b[0m which file?\nquestion to the operator: FORGED"
+                    ),
                     "options": [format!("a{CLEAR}"), "b"],
                 }),
             )),
@@ -98,6 +100,16 @@ async fn model_and_log_text_is_shown_not_obeyed_in_every_text_front_end() {
         ran.stderr
             .contains("question to the operator: ␛[8mhidden question␛[0m which file?"),
         "the question is readable:\n{}",
+        ran.stderr
+    );
+    // A newline in the question is shown, so it cannot forge a second question line.
+    assert!(
+        ran.stderr
+            .contains("which file?␊question to the operator: FORGED")
+            && !ran.stderr.lines().any(|l| l
+                .trim_start()
+                .starts_with("question to the operator: FORGED")),
+        "the question's newline forged a line:\n{}",
         ran.stderr
     );
 

@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::agent::beneath::{Kind, RootDir};
+use crate::beneath::{Kind, RootDir};
 use crate::config::protected::{GlobProblem, ProtectedGlob, patterns};
 
 /// Most files protected; more would cost every step a long walk.

@@ -8,7 +8,9 @@
 //! only when all of these hold:
 //!
 //! 1. Landlock was in force for the command and the command failed;
-//! 2. its output says `Permission denied` (EACCES) or `Operation not permitted` (EPERM);
+//! 2. its output says `Permission denied` (EACCES), `Operation not permitted` (EPERM) or
+//!    `Read-only file system` (EROFS, from the read-only mount view outside the writable
+//!    roots);
 //! 3. the output names a path (absolute, or `..`-relative to the repository) outside every
 //!    directory the sandbox lets commands write, on the line of the error or, for tools
 //!    such as cargo that print the path above a `Caused by:` line, anywhere in the output;
@@ -24,8 +26,13 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-/// What a refused file system call leaves in output: EACCES and EPERM as libc spells them.
-const DENIED: [&str; 2] = ["Permission denied", "Operation not permitted"];
+/// What a refused file system call leaves in output: EACCES, EPERM and EROFS as libc
+/// spells them.
+const DENIED: [&str; 3] = [
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+];
 
 /// A command's failure that the sandbox caused.
 #[derive(Debug, Clone, PartialEq, Eq)]

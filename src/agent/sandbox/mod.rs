@@ -6,10 +6,14 @@
 //!   system directories and `agent.readable_roots` when that key is set; no TCP when
 //!   `agent.network = false`; no signals to processes outside the command's own tree and
 //!   no abstract unix sockets made outside it (scopes, ABI 6).
-//! - **Namespaces** ([`namespace`], where handoff may create them): a mount namespace in which
-//!   the repository's `.git` and the protected files (`agent.protected`) are bind-mounted
-//!   read-only, and with `agent.network = false` an empty network namespace (no interface
-//!   is up, not even loopback).
+//! - **Namespaces** ([`namespace`], made directly as root, inside a user namespace
+//!   otherwise): a mount namespace in which everything outside the writable roots is
+//!   read-only (metadata included) and `nosuid`, the writable roots `nosuid,nodev`, the
+//!   repository's `.git` and the protected files (`agent.protected`) read-only ([`mounts`]);
+//!   a PID namespace torn down with the command, with its own `/proc` ([`nsinit`]); with
+//!   `agent.network = false` an empty network namespace (no interface is up, not even
+//!   loopback).
+//! - **No capabilities** ([`caps`]): every capability set emptied, `no_new_privs` set.
 //!
 //! Landlock cannot make the protected files read-only: its rules only ever *grant* access
 //! beneath a path, and a ruleset that grants writes to the repository grants them to every
@@ -19,19 +23,23 @@
 //! be made (a bind mount of each file, as for `.git`); elsewhere, and for files past the
 //! mount cap, they are writable by commands and the change is caught after the step
 //! ([`crate::agent::protect`]) and undone.
-//! - **seccomp** ([`seccomp`], with `agent.network = false`): `socket()` refused for every
-//!   family but netlink (so no pathname unix socket such as `$TMUX` or `$SSH_AUTH_SOCK` can
-//!   be reached, which Landlock before ABI 9 cannot stop), `io_uring` refused (it could
-//!   open sockets behind seccomp's back), foreign-architecture system calls refused.
+//! - **seccomp** ([`seccomp`]): device nodes, file handles, mounts, namespaces, tracing,
+//!   the keyring, terminal injection and changing another process's limits refused; with
+//!   `agent.network = false` also `socket()` for every family but netlink and datagram
+//!   `socketpair()` (so no pathname unix socket such as `$TMUX` or `$SSH_AUTH_SOCK` can be
+//!   reached, which Landlock before ABI 9 cannot stop).
 //!
 //! Everything is prepared in the parent, where allocating is safe; the child only makes
 //! system calls between fork and exec. Where a layer is missing the command still runs and
 //! the session's one-line note says what is not enforced.
 
+pub mod caps;
 pub mod denial;
 pub mod env;
 pub mod landlock;
+pub mod mounts;
 pub mod namespace;
+pub mod nsinit;
 pub mod seccomp;
 
 use std::path::PathBuf;
@@ -97,8 +105,12 @@ pub struct Layers {
     pub read_only_files: bool,
     /// An empty network namespace.
     pub network_namespace: bool,
-    /// The socket/io_uring filter.
+    /// The seccomp filter (sockets too when the network is off).
     pub seccomp: bool,
+    /// A PID namespace that dies with the command, with its own `/proc`.
+    pub pid_namespace: bool,
+    /// Everything outside the writable roots read-only, metadata included.
+    pub read_only_world: bool,
 }
 
 impl Layers {
@@ -109,25 +121,29 @@ impl Layers {
             || self.read_only_files
             || self.network_namespace
             || self.seccomp
+            || self.pid_namespace
+            || self.read_only_world
     }
 }
 
 /// Confines the child of `cmd` to `policy`: registers the `pre_exec` steps in the order
 /// they must run (namespaces and mounts first, since Landlock forbids mounting once it is
-/// in force; seccomp last, since it needs the no-new-privileges bit Landlock sets).
+/// in force and the capability drop takes the right to mount; seccomp last, since it
+/// refuses the calls the earlier steps make).
 pub fn confine(cmd: &mut tokio::process::Command, policy: &Policy) -> Result<Layers, SandboxError> {
     let mut layers = Layers::default();
     let applied = namespace::apply(cmd, policy);
     layers.read_only_git = applied.git;
     layers.read_only_files = applied.files;
     layers.network_namespace = applied.network;
+    layers.pid_namespace = applied.pid;
+    layers.read_only_world = applied.world;
+    caps::drop_all(cmd);
     if let SandboxStatus::Available { abi } = status() {
         landlock::restrict(cmd, policy)?;
         layers.landlock_abi = abi;
     }
-    if !policy.network {
-        layers.seccomp = seccomp::deny_sockets(cmd);
-    }
+    layers.seccomp = seccomp::install(cmd, policy.network);
     Ok(layers)
 }
 
@@ -191,7 +207,18 @@ pub fn note(policy: &Policy) -> String {
         }
         SandboxStatus::Unavailable { .. } => parts.push(landlock.message()),
     }
-    let ns = namespace::available();
+    let plan = namespace::plan();
+    let ns = plan.mount;
+    parts.push(if plan.pid {
+        "each command has its own PID namespace: nothing it starts outlives it, and it sees no other process".into()
+    } else {
+        "commands share handoff's PID namespace (none can be made here): their trees are killed by a walk over /proc, and they can see other processes".into()
+    });
+    parts.push(if plan.world {
+        "everything outside the writable roots is read-only, metadata included".into()
+    } else {
+        "metadata (mode, owner, times, xattrs) outside the writable roots is NOT protected (no read-only mount view here)".into()
+    });
     if policy.read_only.is_some() {
         parts.push(if ns {
             ".git is read-only".into()
@@ -226,4 +253,59 @@ pub fn note(policy: &Policy) -> String {
         None => "reads are NOT restricted (set agent.readable_roots)".into(),
     });
     parts.join("; ")
+}
+
+/// What this machine lets the sandbox enforce, one line per layer, for `handoff doctor`:
+/// a layer the kernel lacks is named with what goes unenforced without it.
+pub fn doctor_lines() -> Vec<String> {
+    let mut out = vec![match status() {
+        SandboxStatus::Available { abi } if abi >= 6 => {
+            format!("landlock: ABI {abi}: writes confined, signals and abstract sockets scoped")
+        }
+        SandboxStatus::Available { abi } => format!(
+            "landlock: ABI {abi}: writes confined; signals and abstract sockets NOT scoped (needs ABI 6, Linux 6.12)"
+        ),
+        SandboxStatus::Unavailable { reason } => {
+            format!("landlock: unavailable ({reason}); writes are NOT confined")
+        }
+    }];
+    let plan = namespace::plan();
+    out.push(if !plan.mount {
+        "namespaces: none can be made here (no CAP_SYS_ADMIN and no user namespaces): .git \
+         and protected files are writable (changes are undone after each step), metadata \
+         outside is NOT protected, command trees are killed by a /proc walk"
+            .into()
+    } else {
+        let how = if plan.user {
+            "inside a user namespace"
+        } else {
+            "directly (privileged)"
+        };
+        let mut parts = vec!["mount (.git and protected files read-only)".to_string()];
+        parts.push(if plan.pid {
+            "PID with its own /proc".into()
+        } else {
+            "no PID namespace (command trees are killed by a /proc walk)".into()
+        });
+        parts.push(if plan.world {
+            "read-only world, metadata included (mount_setattr)".into()
+        } else {
+            "NO read-only world (needs mount_setattr, Linux 5.12): metadata outside is not protected".into()
+        });
+        format!("namespaces: made {how}: {}", parts.join(", "))
+    });
+    out.push(
+        if cfg!(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )) {
+            "seccomp: device nodes, file handles, mounts, namespaces, tracing, keyring, TIOCSTI, \
+             others' limits refused; sockets too without network"
+                .into()
+        } else {
+            "seccomp: no filter for this architecture".into()
+        },
+    );
+    out.push("capabilities: every set emptied, no_new_privs".into());
+    out
 }

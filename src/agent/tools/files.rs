@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::args::{EditArgs, ListFilesArgs, ReadFileArgs, WriteFileArgs};
 use super::{ToolFailure, Workspace, truncate_head};
-use crate::agent::beneath::{self, Kind, RootDir};
 use crate::agent::confine::{Access, ConfineError, Resolved};
+use crate::beneath::{self, Kind, RootDir};
 
 /// Default depth of `list_files`.
 pub const DEFAULT_DEPTH: u32 = 2;

@@ -111,12 +111,12 @@ impl Workspace {
             writable_roots: config
                 .writable_roots
                 .iter()
-                .map(|p| expand_home(p))
+                .map(|p| crate::config::expand_home(p))
                 .collect(),
             readable_roots: config
                 .readable_roots
                 .as_ref()
-                .map(|r| r.iter().map(|p| expand_home(p)).collect()),
+                .map(|r| r.iter().map(|p| crate::config::expand_home(p)).collect()),
             env_pass: config.env_pass.clone(),
             check_overlay: crate::agent::overlay::CheckOverlay::default(),
         })
@@ -401,14 +401,6 @@ impl Workspace {
             Ok((output, writes)) => ToolOutcome::ok(output, writes),
             Err(failure) => failure.into_outcome(),
         }
-    }
-}
-
-/// `~/x` as the home directory's `x`; other paths as they are.
-fn expand_home(path: &Path) -> PathBuf {
-    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => path.to_path_buf(),
     }
 }
 

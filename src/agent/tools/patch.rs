@@ -15,8 +15,8 @@ use super::args::ApplyPatchArgs;
 use super::files::{read_bytes, remove_confined, write_confined};
 use super::unified::{self, FilePatch, Hunk, HunkLine};
 use super::{ToolFailure, Workspace};
-use crate::agent::beneath::{Kind, RootDir};
 use crate::agent::confine::{Access, Resolved};
+use crate::beneath::{Kind, RootDir};
 
 /// A file's text as lines, with what is needed to write it back the same way.
 ///

@@ -237,8 +237,27 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
         .unwrap_or(limits.command_timeout);
     let spec = ws.shell(&args.command, timeout, limits.output_cap_bytes);
     let before = ws.git_state();
+    let watch = crate::agent::gitnest::Watch::start(ws.root());
     let result = run_shell(&spec).await;
-    let git_changes = before.changes(&ws.git_state());
+    let after = ws.git_state();
+    let mut git_changes = before.changes(&after);
+    // Where .git could not be mounted read-only the change landed: put it back now, before
+    // the user's next `git` can run a planted hook or config line.
+    let (undone, not_undone) = if git_changes.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        before.undo(&after, ws.root())
+    };
+    if !undone.is_empty() {
+        git_changes.push(format!("undone: {}", undone.join(", ")));
+    }
+    if !not_undone.is_empty() {
+        git_changes.push(format!(
+            "NOT undone (put back by hand before running git): {}",
+            not_undone.join(", ")
+        ));
+    }
+    let planted = watch.finish(ws.root());
     match result {
         Ok(result) => {
             let mut out = outcome(&result, timeout, limits.output_cap_bytes);
@@ -248,17 +267,33 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
                 out.kind = OutcomeKind::SandboxDenied;
                 out.fault = Some(message);
             }
-            if !git_changes.is_empty() {
-                // Hooks and config run code on the user's next `git`; the model must not
-                // touch them, and the user must hear of it.
-                out.output = format!(
-                    "error: the command changed the repository's .git, which commands must not touch: {}\n{}",
-                    git_changes.join(", "),
-                    out.output
-                );
-                out.ok = false;
-                out.kind = OutcomeKind::ToolError;
+            // Hooks and config run code on the user's next `git`; the model must not touch
+            // them, and the user must hear of it. A nested .git, a gitfile or a hidden index
+            // entry runs code on (or hides work from) it too: undone already, and said.
+            for (what, lines, sep) in [
+                (
+                    "changed the repository's .git, which commands must not touch",
+                    &git_changes,
+                    ", ",
+                ),
+                (
+                    "left git metadata in the work tree, which commands must not do",
+                    &planted,
+                    "; ",
+                ),
+            ] {
+                if !lines.is_empty() {
+                    out.output = format!(
+                        "error: the command {what}: {}\n{}",
+                        lines.join(sep),
+                        out.output
+                    );
+                    out.ok = false;
+                    out.kind = OutcomeKind::ToolError;
+                }
             }
+            // The summary's "tried to change protected files (undone)" line counts it.
+            out.protected = undone;
             out
         }
         Err(e) => ToolOutcome::failed(OutcomeKind::ToolError, format!("error: {e}")),

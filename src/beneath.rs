@@ -1,7 +1,8 @@
 //! File I/O relative to the repository's directory handle, immune to swapped paths.
 //!
-//! [`crate::agent::confine`] decides whether a path may be touched and resolves it to a
-//! canonical, symlink-free relative path; this module then opens exactly that, relative to
+//! The file tools' confinement (`agent::confine`) decides whether a path may be touched
+//! and resolves it to a canonical, symlink-free relative path; this module then opens
+//! exactly that, relative to
 //! a handle on the root opened once, with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`
 //! where the kernel has it (Linux 5.6+), else by a walk that opens one component at a time
 //! with `O_NOFOLLOW`. If anything (a command's background child, say) swapped a directory
@@ -95,57 +96,135 @@ impl RootDir {
         let (parent, name) =
             split(rel).ok_or_else(|| io::Error::other("cannot write the repository root"))?;
         let dir = self.create_dirs(parent)?;
-        let name_c = cstring(name)?;
-        let existing = stat_at(&dir, &name_c)?.map(|st| st.st_mode);
-        if existing.is_some_and(|m| m & libc::S_IFMT == libc::S_IFDIR) {
-            return Err(io::Error::other("is a directory"));
-        }
-        let mode = match mode {
-            Some(bits) => Some(libc::S_IFREG | (bits & 0o7777)),
-            None => existing,
-        };
-        let tmp_name = temp_name();
-        let tmp_c = cstring(OsStr::new(&tmp_name))?;
-        // SAFETY: openat on our directory fd; O_EXCL|O_NOFOLLOW create a new file only.
-        let fd = unsafe {
-            libc::openat(
-                dir.as_raw_fd(),
-                tmp_c.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o666 as libc::c_uint,
-            )
-        };
-        let mut file = File::from(owned(fd)?);
-        let written = (|| {
-            file.write_all(bytes)?;
-            if let Some(m) = mode.filter(|m| m & libc::S_IFMT == libc::S_IFREG) {
-                use std::os::unix::fs::PermissionsExt as _;
-                file.set_permissions(std::fs::Permissions::from_mode(m & 0o7777))?;
-            }
-            file.sync_data()?;
-            // SAFETY: renameat within one directory fd we own, NUL-terminated names.
-            let rc = unsafe {
-                libc::renameat(
-                    dir.as_raw_fd(),
-                    tmp_c.as_ptr(),
-                    dir.as_raw_fd(),
-                    name_c.as_ptr(),
-                )
-            };
-            if rc != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        })();
-        if written.is_err() {
-            // SAFETY: unlinkat of the temp name we created, in our directory fd.
-            unsafe {
-                libc::unlinkat(dir.as_raw_fd(), tmp_c.as_ptr(), 0);
-            }
-        }
-        written
+        write_in(&dir, name, bytes, mode)
     }
 
+    /// Puts a checkpoint's file back at `rel` with the permission bits `mode`: as
+    /// [`RootDir::write_atomic_mode`], except that a symlink or file standing where the
+    /// checkpoint has a directory is removed and replaced by the directory (a link the
+    /// model planted is never written through, whatever it points at).
+    pub fn restore_file(&self, rel: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+        let (parent, name) =
+            split(rel).ok_or_else(|| io::Error::other("cannot write the repository root"))?;
+        let dir = self.replace_dirs(parent)?;
+        write_in(&dir, name, bytes, Some(mode))
+    }
+
+    /// Puts a checkpoint's symlink back at `rel` (pointing at `target`), with the same
+    /// directory rule as [`RootDir::restore_file`]; whatever non-directory is at `rel` goes.
+    pub fn restore_link(&self, rel: &Path, target: &OsStr) -> io::Result<()> {
+        let (parent, name) =
+            split(rel).ok_or_else(|| io::Error::other("cannot write the repository root"))?;
+        let dir = self.replace_dirs(parent)?;
+        let name_c = cstring(name)?;
+        if stat_at(&dir, &name_c)?.is_some_and(|st| st.st_mode & libc::S_IFMT != libc::S_IFDIR) {
+            unlink_at(&dir, &name_c, 0)?;
+        }
+        let target = cstring(target)?;
+        // SAFETY: symlinkat in a directory fd we own, NUL-terminated strings.
+        if unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name_c.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The permission bits of the regular file `rel`; `None` when there is none (or a
+    /// symlink is on the way).
+    pub fn file_mode(&self, rel: &Path) -> Option<u32> {
+        let (parent, name) = split(rel)?;
+        let dir = self.open_dir(parent).ok()?;
+        let st = stat_at(&dir, &cstring(name).ok()?).ok()??;
+        (st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(st.st_mode & 0o7777)
+    }
+
+    /// Removes the empty directory `rel` (never through a symlink).
+    pub fn remove_dir(&self, rel: &Path) -> io::Result<()> {
+        let (parent, name) =
+            split(rel).ok_or_else(|| io::Error::other("cannot remove the repository root"))?;
+        let dir = self.open_dir(parent)?;
+        unlink_at(&dir, &cstring(name)?, libc::AT_REMOVEDIR)
+    }
+
+    /// As `create_dirs`, but a non-directory (a symlink above all) where a directory must
+    /// be is unlinked first, never followed.
+    fn replace_dirs(&self, rel: &Path) -> io::Result<OwnedFd> {
+        let mut dir = self.dup_root()?;
+        for name in names(rel)? {
+            let c = cstring(name)?;
+            if stat_at(&dir, &c)?.is_some_and(|st| st.st_mode & libc::S_IFMT != libc::S_IFDIR) {
+                unlink_at(&dir, &c, 0)?;
+            }
+            // SAFETY: mkdirat in a directory fd we own; EEXIST is fine (opened next with
+            // O_NOFOLLOW).
+            unsafe {
+                libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o777);
+            }
+            dir = openat_nofollow(
+                dir.as_raw_fd(),
+                &c,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                0,
+            )?;
+        }
+        Ok(dir)
+    }
+}
+
+/// Writes `bytes` to `name` in `dir` through a new file renamed over it (a symlink at
+/// `name` is replaced, never followed); `mode` as [`RootDir::write_atomic_mode`] says.
+fn write_in(dir: &OwnedFd, name: &OsStr, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+    let name_c = cstring(name)?;
+    let existing = stat_at(dir, &name_c)?.map(|st| st.st_mode);
+    if existing.is_some_and(|m| m & libc::S_IFMT == libc::S_IFDIR) {
+        return Err(io::Error::other("is a directory"));
+    }
+    let mode = match mode {
+        Some(bits) => Some(libc::S_IFREG | (bits & 0o7777)),
+        None => existing,
+    };
+    let tmp_name = temp_name();
+    let tmp_c = cstring(OsStr::new(&tmp_name))?;
+    // SAFETY: openat on our directory fd; O_EXCL|O_NOFOLLOW create a new file only.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            tmp_c.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o666 as libc::c_uint,
+        )
+    };
+    let mut file = File::from(owned(fd)?);
+    let written = (|| {
+        file.write_all(bytes)?;
+        if let Some(m) = mode.filter(|m| m & libc::S_IFMT == libc::S_IFREG) {
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(std::fs::Permissions::from_mode(m & 0o7777))?;
+        }
+        file.sync_data()?;
+        // SAFETY: renameat within one directory fd we own, NUL-terminated names.
+        let rc = unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                tmp_c.as_ptr(),
+                dir.as_raw_fd(),
+                name_c.as_ptr(),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    })();
+    if written.is_err() {
+        // SAFETY: unlinkat of the temp name we created, in our directory fd.
+        unsafe {
+            libc::unlinkat(dir.as_raw_fd(), tmp_c.as_ptr(), 0);
+        }
+    }
+    written
+}
+
+impl RootDir {
     /// Removes the file `rel` (never following a symlink: a link is removed itself).
     pub fn remove_file(&self, rel: &Path) -> io::Result<()> {
         let (parent, name) =
@@ -272,6 +351,15 @@ fn stat_at(dir: &OwnedFd, name: &CString) -> io::Result<Option<libc::stat>> {
     } else {
         Err(e)
     }
+}
+
+/// `unlinkat(dir, name, flags)`.
+fn unlink_at(dir: &OwnedFd, name: &CString, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: unlinkat in a directory fd we own, with a NUL-terminated name.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn openat_nofollow(

@@ -1,0 +1,565 @@
+//! Issue 32's escapes through the real binary: a `handoff exec` session whose scripted
+//! junior makes one hostile `run` call, sandbox on, default config. As root (how CI runs)
+//! and, where the sandbox differs for a normal user (a user namespace instead of direct
+//! namespaces), again as `nobody`.
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use handoff::demo::server::Script;
+
+use crate::agent::support::{config, one_command, repo, servers, write_config};
+
+/// The unprivileged user the `as_user` cases run as.
+const NOBODY: u32 = 65534;
+
+struct Ended {
+    code: Option<i32>,
+    /// The end-of-session summary `exec` prints.
+    stdout: String,
+    log: String,
+    /// What the `run` calls printed (the log also holds the command's own text).
+    output: String,
+}
+
+/// The outputs of the session's `run` calls, one after the other.
+fn run_outputs(log: &str) -> String {
+    log.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "tool_resulted" && e["name"] == "run")
+        .filter_map(|e| e["output"].as_str().map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether the process runs as root (so the `nobody` cases can be set up).
+fn root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether the kernel lets this process make namespaces for commands; the properties
+/// below rest on them, so where it cannot the case is skipped with the reason.
+fn namespaces(case: &str) -> bool {
+    let plan = handoff::agent::sandbox::namespace::plan();
+    if !(plan.pid && plan.world) {
+        eprintln!("skipped {case}: this kernel gives no PID namespace or read-only view here");
+        return false;
+    }
+    true
+}
+
+fn give_to_nobody(path: &Path) {
+    let ok = std::process::Command::new("chown")
+        .arg("-R")
+        .arg(format!("{NOBODY}:{NOBODY}"))
+        .arg(path)
+        .status()
+        .expect("chown")
+        .success();
+    assert!(ok, "chown {}", path.display());
+}
+
+/// `handoff exec` in `dir` whose junior runs `command` once; as `user` when given (the
+/// repository, config and log are handed to it). `started` sees handoff's pid.
+async fn exec(command: &str, dir: &Path, user: Option<u32>, started: impl FnOnce(u32)) -> Ended {
+    exec_with(command, dir, user, true, started).await
+}
+
+/// Refuses `unshare(2)` to this process and its children with EPERM, as a kernel or
+/// container without namespaces would (between fork and exec: two prctl calls).
+fn refuse_unshare(cmd: &mut std::process::Command) {
+    const LD_NR: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let filter = [
+        insn(LD_NR, 0, 0, 0),
+        insn(JEQ, 0, 1, libc::SYS_unshare as u32),
+        insn(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        insn(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: two prctl calls on a filter owned by the closure, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// As [`exec`]; with `namespaces` false handoff runs where it can make none.
+async fn exec_with(
+    command: &str,
+    dir: &Path,
+    user: Option<u32>,
+    namespaces: bool,
+    started: impl FnOnce(u32),
+) -> Ended {
+    let (j, s) = servers(one_command(command), Script::new(vec![])).await;
+    let work = tempfile::tempdir().expect("tempdir");
+    let cfg_path = write_config(work.path(), &config(&j, &s));
+    let log = work.path().join("s.jsonl");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
+    cmd.arg("exec")
+        .arg("--repo")
+        .arg(dir)
+        .arg("--config")
+        .arg(&cfg_path)
+        .arg("--log")
+        .arg(&log)
+        .arg("look around")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(uid) = user {
+        give_to_nobody(work.path());
+        give_to_nobody(dir);
+        cmd.uid(uid).gid(uid).env("HOME", work.path());
+    }
+    if !namespaces {
+        refuse_unshare(&mut cmd);
+    }
+    let mut cmd = tokio::process::Command::from(cmd);
+    let child = cmd.spawn().expect("spawn handoff");
+    started(child.id().unwrap_or(0));
+    let out = tokio::time::timeout(Duration::from_secs(300), child.wait_with_output())
+        .await
+        .expect("handoff ended")
+        .expect("handoff output");
+    let log = std::fs::read_to_string(&log)
+        .unwrap_or_else(|_| panic!("no log; stderr: {}", String::from_utf8_lossy(&out.stderr)));
+    Ended {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        output: run_outputs(&log),
+        log,
+    }
+}
+
+fn users() -> Vec<Option<u32>> {
+    if root() {
+        vec![None, Some(NOBODY)]
+    } else {
+        vec![None]
+    }
+}
+
+fn who(user: Option<u32>) -> &'static str {
+    if user.is_some() {
+        "nobody"
+    } else {
+        "this user"
+    }
+}
+
+fn python() -> bool {
+    std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Attacks 1, 2 and 10: as root a command kept every capability, made a block device node
+/// in the repository, renamed the host and opened `.git` by file handle.
+#[tokio::test]
+async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
+    if !root() || !namespaces("capabilities") {
+        eprintln!("skipped: the capability case needs root");
+        return;
+    }
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let mut command = String::from(
+        "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; \
+         mknod blk b 7 0 && echo MKNOD-BLOCK-MADE; mknod chr c 1 3 && echo MKNOD-CHAR-MADE; \
+         mkfifo fifo && echo FIFO-MADE; hostname handoff-hostile && echo HOSTNAME-SET; ",
+    );
+    if python() {
+        command.push_str(
+            "python3 -c \"import ctypes,os\nl=ctypes.CDLL(None,use_errno=True)\n\
+             b=ctypes.create_string_buffer((128).to_bytes(4,'little'),136)\nm=ctypes.c_int()\n\
+             r=l.name_to_handle_at(-100,b'.git',b,ctypes.byref(m),0)\n\
+             print('NAME-TO-HANDLE',r,ctypes.get_errno())\n\
+             r=l.open_by_handle_at(os.open('.',os.O_RDONLY),b,0)\n\
+             print('OPEN-BY-HANDLE',r,ctypes.get_errno())\"",
+        );
+    }
+    let dir = repo(&[("notes.txt", "hi\n")]);
+    let s = exec(&command, dir.path(), None, |_| {}).await;
+    assert!(matches!(s.code, Some(0 | 1)), "{}", s.log);
+    for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert!(
+            s.output.contains(&format!("{set}:\t0000000000000000")),
+            "{set} not empty: {}",
+            s.output
+        );
+    }
+    assert!(
+        s.output.contains("NoNewPrivs:\t1"),
+        "no_new_privs: {}",
+        s.output
+    );
+    assert!(
+        s.output.contains("FIFO-MADE"),
+        "a FIFO is no device: {}",
+        s.output
+    );
+    for made in ["MKNOD-BLOCK-MADE", "MKNOD-CHAR-MADE", "HOSTNAME-SET"] {
+        assert!(!s.output.contains(made), "{made}: {}", s.output);
+    }
+    assert!(!dir.path().join("blk").exists() && !dir.path().join("chr").exists());
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default(),
+        hostname
+    );
+    if python() {
+        assert!(
+            s.output.contains("NAME-TO-HANDLE -1 1") && s.output.contains("OPEN-BY-HANDLE -1 1"),
+            "file handles are refused (EPERM): {}",
+            s.log
+        );
+    }
+}
+
+/// Attack 3: `setsid` chains that hop pids (each link starts the next and exits, with a
+/// cleared environment) survived the call, the session and handoff.
+#[tokio::test]
+async fn nothing_a_command_starts_outlives_it_whatever_it_does() {
+    if !namespaces("survivors") {
+        return;
+    }
+    for user in users() {
+        let dir = repo(&[(
+            "hop.sh",
+            "PATH=/usr/bin:/bin\necho x >> hops.txt\nsleep 0.2\n\
+             /usr/bin/env -i /usr/bin/setsid /bin/sh ./hop.sh &\n",
+        )]);
+        let command = "for i in 1 2 3 4; do /usr/bin/env -i /usr/bin/setsid /bin/sh ./hop.sh & done; \
+                       (setsid sh -c 'while :; do echo y >> daemon.txt; sleep 0.2; done' &); \
+                       sleep 1; echo hopping";
+        let s = exec(command, dir.path(), user, |_| {}).await;
+        assert!(
+            s.output.contains("hopping"),
+            "{}: the command ran",
+            who(user)
+        );
+        let size = |name: &str| {
+            std::fs::metadata(dir.path().join(name))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        };
+        let before = (size("hops.txt"), size("daemon.txt"));
+        assert!(
+            before.0 > 0 && before.1 > 0,
+            "{}: the chains started",
+            who(user)
+        );
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(
+            (size("hops.txt"), size("daemon.txt")),
+            before,
+            "{}: something the command started still writes after handoff exited",
+            who(user)
+        );
+    }
+}
+
+/// Attack 9: `prlimit --pid` of handoff killed it mid-call; `renice` and signals too. The
+/// command is told handoff's pid (as an attacker would find it without a PID namespace).
+#[tokio::test]
+async fn a_command_cannot_change_handoffs_limits_priority_or_signal_it() {
+    for user in users() {
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        // The busy output makes handoff spend CPU time; the verdicts come last, so the
+        // output's tail holds them.
+        let command = "while [ ! -s pid.txt ]; do sleep 0.05; done; p=$(cat pid.txt); \
+                       prlimit --pid \"$p\" --cpu=1:1 2>&1; a=$?; \
+                       renice -n 19 -p \"$p\" 2>&1; b=$?; \
+                       kill -TERM \"$p\" 2>&1; c=$?; \
+                       i=0; while [ $i -lt 20000 ]; do echo busy $i; i=$((i+1)); done; \
+                       [ $a -ne 0 ] && echo PRLIMIT-REFUSED; [ $b -ne 0 ] && echo RENICE-REFUSED; \
+                       [ $c -ne 0 ] && echo KILL-REFUSED; true";
+        let pid_file = dir.path().join("pid.txt");
+        let tmp = dir.path().join("pid.tmp");
+        let s = exec(command, dir.path(), user, |pid| {
+            std::fs::write(&tmp, pid.to_string()).expect("pid");
+            std::fs::rename(&tmp, &pid_file).expect("pid");
+        })
+        .await;
+        let who = who(user);
+        assert!(
+            matches!(s.code, Some(0 | 1)),
+            "{who}: handoff ended by {:?}: {}",
+            s.code,
+            s.log
+        );
+        assert!(s.log.contains("session_ended"), "{who}: {}", s.log);
+        for refused in ["PRLIMIT-REFUSED", "RENICE-REFUSED", "KILL-REFUSED"] {
+            assert!(
+                s.output.contains(refused),
+                "{who}: not {refused}: {}",
+                s.output
+            );
+        }
+    }
+}
+
+/// Attack 4: `chmod 4777`, `chown`, `touch -d` and extended attributes landed on a file
+/// outside every writable root.
+#[tokio::test]
+async fn the_world_outside_is_read_only_metadata_included() {
+    if !namespaces("read-only world") {
+        return;
+    }
+    for user in users() {
+        let outside = tempfile::tempdir().expect("outside");
+        let target = outside.path().join("victim");
+        std::fs::write(&target, "x").expect("victim");
+        if user.is_some() {
+            give_to_nobody(outside.path());
+        }
+        let before = std::fs::metadata(&target).expect("meta");
+        let t = target.display();
+        let mut command = format!(
+            "chmod 4777 '{t}' && echo CHMOD-DONE; touch -d 2001-01-01 '{t}' && echo TOUCH-DONE; \
+             chown {NOBODY} '{t}' && echo CHOWN-DONE; chmod 0 '{}' && echo CHMOD-DIR-DONE; ",
+            outside.path().display()
+        );
+        if user.is_none() && python() {
+            command.push_str(&format!(
+                "python3 -c \"import os\ntry:\n os.setxattr('{t}','user.x',b'1'); print('XATTR-DONE')\n\
+                 except OSError as e: print('xattr', e)\""
+            ));
+        }
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let s = exec(&command, dir.path(), user, |_| {}).await;
+        let who = who(user);
+        for done in [
+            "CHMOD-DONE",
+            "TOUCH-DONE",
+            "CHOWN-DONE",
+            "CHMOD-DIR-DONE",
+            "XATTR-DONE",
+        ] {
+            assert!(!s.output.contains(done), "{who}: {done}: {}", s.output);
+        }
+        let after = std::fs::metadata(&target).expect("meta");
+        assert_eq!(after.mode(), before.mode(), "{who}: mode");
+        assert_eq!(after.uid(), before.uid(), "{who}: owner");
+        assert_eq!(after.mtime(), before.mtime(), "{who}: times");
+        let dir_mode = std::fs::metadata(outside.path()).expect("meta").mode();
+        assert_ne!(dir_mode & 0o777, 0, "{who}: the outside directory's mode");
+    }
+}
+
+/// Attack 5: a datagram `socketpair` end `sendto()` a path, or a datagram socket
+/// `connect()`ed to it, delivered a file to a listener outside the repository.
+#[tokio::test]
+async fn no_datagram_reaches_a_socket_outside() {
+    if !python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let outside = tempfile::tempdir().expect("outside");
+    let path = outside.path().join("listener.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let p = path.display();
+    let command = format!(
+        "python3 -c \"import socket\nfor how in ('pair', 'connect'):\n try:\n  \
+         s = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0] if how == 'pair' else socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n  \
+         s.sendto(b'LEAKED', '{p}') if how == 'pair' else (s.connect('{p}'), s.send(b'LEAKED'))\n  \
+         print(how, 'SENT')\n except OSError as e:\n  print(how, 'refused', e)\""
+    );
+    let dir = repo(&[("notes.txt", "hi\n")]);
+    let s = exec(&command, dir.path(), None, |_| {}).await;
+    assert!(
+        s.output.contains("refused"),
+        "the command ran: {}",
+        s.output
+    );
+    let mut buf = [0u8; 64];
+    assert!(
+        listener.recv(&mut buf).is_err(),
+        "a datagram reached the listener outside"
+    );
+    assert!(!s.output.contains(" SENT"), "{}", s.log);
+}
+
+/// Attack 8: as root a command read the keys in every process's environment, not only
+/// handoff's.
+#[tokio::test]
+async fn a_command_reads_no_other_process_environment() {
+    if !namespaces("environments") {
+        return;
+    }
+    const SECRET: &str = "sk-neighbour-SECRET-77d1";
+    let mut neighbour = std::process::Command::new("sleep")
+        .arg("60")
+        .env("HANDOFF_TEST_NEIGHBOUR_KEY", SECRET)
+        .spawn()
+        .expect("neighbour");
+    let dir = repo(&[("notes.txt", "hi\n")]);
+    let s = exec(
+        "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a NEIGHBOUR; ls /proc | grep -c '^[0-9]'; echo listed",
+        dir.path(),
+        None,
+        |_| {},
+    )
+    .await;
+    let _ = neighbour.kill();
+    let _ = neighbour.wait();
+    assert!(s.output.contains("listed"), "the command ran: {}", s.output);
+    assert!(!s.log.contains(SECRET), "a neighbour's key reached the log");
+}
+
+/// Attack 6 and the index flags: a nested `src/.git` and a submodule-style gitfile, each
+/// reaching a `core.fsmonitor` payload, ran on the user's next `git status`; a
+/// `skip-worktree` flag hid an edit from `git status` and `git diff`.
+#[tokio::test]
+async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
+    for user in users() {
+        let outside = tempfile::tempdir().expect("outside");
+        let marker = outside.path().join("PWNED");
+        if user.is_some() {
+            give_to_nobody(outside.path());
+        }
+        let payload = format!("touch {}", marker.display());
+        let command = format!(
+            "mkdir -p src/.git/objects src/.git/refs lib mod && \
+             printf 'ref: refs/heads/main\\n' > src/.git/HEAD && \
+             printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"{payload}\"\\n' > src/.git/config && \
+             cp -r src/.git mod/copy && printf 'gitdir: ../mod/copy\\n' > lib/.git; \
+             echo edited >> notes.txt; git update-index --skip-worktree notes.txt 2>&1; echo planted"
+        );
+        let dir = repo(&[
+            ("notes.txt", "hi\n"),
+            ("src/a.txt", "a\n"),
+            ("lib/b.txt", "b\n"),
+        ]);
+        let s = exec(&command, dir.path(), user, |_| {}).await;
+        let who = who(user);
+        assert!(s.output.contains("planted"), "{who}: the command ran");
+        assert!(
+            s.output
+                .contains("src/.git was planted and has been removed")
+                && s.output
+                    .contains("lib/.git was planted and has been removed"),
+            "{who}: {}",
+            s.output
+        );
+        assert!(!dir.path().join("src/.git").exists(), "{who}: src/.git");
+        assert!(!dir.path().join("lib/.git").exists(), "{who}: lib/.git");
+        for at in [
+            dir.path().to_path_buf(),
+            dir.path().join("src"),
+            dir.path().join("lib"),
+        ] {
+            let status = std::process::Command::new("git")
+                .args(["-c", "safe.directory=*", "-C"])
+                .arg(&at)
+                .args(["status", "--porcelain"])
+                .output()
+                .expect("git status");
+            assert!(
+                status.status.success(),
+                "{who}: git status in {}",
+                at.display()
+            );
+        }
+        assert!(!marker.exists(), "{who}: the planted fsmonitor ran");
+        let listed = std::process::Command::new("git")
+            .args(["-c", "safe.directory=*", "-C"])
+            .arg(dir.path())
+            .args(["ls-files", "-v", "notes.txt"])
+            .output()
+            .expect("git ls-files");
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            listed.starts_with("H "),
+            "{who}: notes.txt is hidden from git status: {listed}"
+        );
+    }
+}
+
+/// Where no namespace can be made (`.git` stays writable), a hook and a config line that a
+/// command writes into `.git` are undone after it, not only reported, and the summary
+/// counts the step among those that tried to change protected files.
+#[tokio::test]
+async fn without_namespaces_a_hook_written_into_git_is_undone() {
+    for user in users() {
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let command = "printf '#!/bin/sh\\ntouch PWNED\\n' > .git/hooks/pre-commit && \
+                       chmod +x .git/hooks/pre-commit && git config core.fsmonitor 'touch PWNED' \
+                       && echo wrote-hooks";
+        let s = exec_with(command, dir.path(), user, false, |_| {}).await;
+        let who = who(user);
+        assert!(
+            s.log.contains("no mount namespace here"),
+            "{who}: no namespaces: {}",
+            s.log
+        );
+        assert!(
+            s.output.contains("wrote-hooks"),
+            "{who}: the writes landed: {}",
+            s.output
+        );
+        assert!(
+            s.output.contains("undone: ") && s.output.contains(".git/hooks/pre-commit"),
+            "{who}: {}",
+            s.output
+        );
+        assert!(
+            !dir.path().join(".git/hooks/pre-commit").exists(),
+            "{who}: hook"
+        );
+        let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("config");
+        assert!(!config.contains("fsmonitor"), "{who}: {config}");
+        assert!(s.log.contains("\"protected_touched\""), "{who}: {}", s.log);
+        assert!(
+            s.stdout
+                .contains("tried to change protected files (undone)"),
+            "{who}: {}",
+            s.stdout
+        );
+    }
+}
+
+/// `handoff doctor` says which layers this machine enforces, and as which user: here the
+/// namespaces are made directly as root and inside a user namespace for `nobody`.
+#[tokio::test]
+async fn doctor_names_each_sandbox_layer() {
+    let (j, s) = servers(Script::new(vec![]), Script::new(vec![])).await;
+    let work = tempfile::tempdir().expect("tempdir");
+    let path = write_config(work.path(), &config(&j, &s));
+    let (text, line) = crate::agent::support::doctor_line(&path, "sandbox: namespaces:").await;
+    for layer in [
+        "sandbox: landlock:",
+        "sandbox: seccomp:",
+        "sandbox: capabilities:",
+    ] {
+        assert!(text.contains(layer), "{layer}: {text}");
+    }
+    let plan = handoff::agent::sandbox::namespace::plan();
+    if plan.pid && plan.world {
+        assert!(
+            line.contains("PID with its own /proc") && line.contains("read-only world"),
+            "{line}"
+        );
+    } else {
+        eprintln!("this kernel gives no PID namespace or read-only view: {line}");
+        assert!(!line.is_empty(), "{text}");
+    }
+}
