@@ -38,17 +38,9 @@ async fn exec(
     let cfg_path = work.path().join("config.toml");
     std::fs::write(&cfg_path, toml::to_string(&cfg).expect("toml")).expect("config");
     let log = work.path().join("s.jsonl");
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
-    cmd.arg("exec")
-        .arg("--repo")
-        .arg(dir)
-        .arg("--config")
-        .arg(&cfg_path)
-        .arg("--log")
-        .arg(&log)
-        .arg("look around")
-        .env(KEY_VAR, KEY)
-        .stdin(Stdio::null());
+    let mut cmd =
+        tokio::process::Command::from(super::exec_command(dir, &cfg_path, &log, "look around"));
+    cmd.env(KEY_VAR, KEY).stdin(Stdio::null());
     for (k, v) in env {
         cmd.env(k, v);
     }

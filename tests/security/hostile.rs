@@ -111,16 +111,8 @@ async fn exec_with(
     let work = tempfile::tempdir().expect("tempdir");
     let cfg_path = write_config(work.path(), &config(&j, &s));
     let log = work.path().join("s.jsonl");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
-    cmd.arg("exec")
-        .arg("--repo")
-        .arg(dir)
-        .arg("--config")
-        .arg(&cfg_path)
-        .arg("--log")
-        .arg(&log)
-        .arg("look around")
-        .stdin(Stdio::null())
+    let mut cmd = super::exec_command(dir, &cfg_path, &log, "look around");
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(uid) = user {

@@ -4,6 +4,23 @@
 
 pub mod invariants;
 
+use std::path::Path;
+
+/// `handoff exec --repo DIR --config CFG --log LOG TASK`, the one session every test here
+/// runs through the binary; each test adds its own environment, stdio and limits.
+fn exec_command(dir: &Path, cfg: &Path, log: &Path, task: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
+    cmd.arg("exec")
+        .arg("--repo")
+        .arg(dir)
+        .arg("--config")
+        .arg(cfg)
+        .arg("--log")
+        .arg(log)
+        .arg(task);
+    cmd
+}
+
 mod bounds;
 mod configs;
 mod escape;

@@ -55,15 +55,7 @@ async fn exec_with(
     let cfg_path = work.path().join("config.toml");
     std::fs::write(&cfg_path, toml::to_string(&cfg).expect("toml")).expect("config");
     let log = work.path().join("s.jsonl");
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
-        .arg("exec")
-        .arg("--repo")
-        .arg(dir)
-        .arg("--config")
-        .arg(&cfg_path)
-        .arg("--log")
-        .arg(&log)
-        .arg("probe")
+    let child = tokio::process::Command::from(super::exec_command(dir, &cfg_path, &log, "probe"))
         .env("XDG_CONFIG_HOME", work.path().join("config"))
         .env("XDG_DATA_HOME", work.path().join("data"))
         .stdin(Stdio::null())
