@@ -93,6 +93,13 @@ pub struct ModelConfig {
     pub context_window: Option<u32>,
     /// Extra fields merged into every request body (e.g. `repetition_penalty` for vLLM).
     pub extra: toml::Table,
+    /// `[senior]` only: the steps a takeover may take, counted from the hand-off (the
+    /// senior's own budget, not the junior's remainder); `None` = `agent.max_steps`. The
+    /// old lane's `rest` takeovers shared the junior's 12-step cap and had 3–11 steps left
+    /// (docs/results/2026-12-02-cascade-real.md).
+    pub max_steps: Option<u32>,
+    /// `[senior]` only: output tokens a takeover may write; `None` = `agent.token_budget`.
+    pub token_budget: Option<u64>,
 }
 
 /// How a model is offered tools and how its calls are read.
@@ -223,14 +230,14 @@ pub enum RouteMode {
 pub enum HandoffMode {
     /// The senior does one step, then control returns to the junior.
     Step,
-    /// The senior finishes the task.
+    /// The senior finishes the task from the junior's tree.
     Rest,
-    /// The senior starts over and finishes: the work tree goes back to where the session
-    /// started (the junior's tree is kept as the checkpoint `before-restart`) and the senior
-    /// gets the task alone, under the junior's prompt — the offline cascade's "senior
-    /// alone", reached mid-session. For juniors whose work the senior cannot use: live, a
-    /// `rest` takeover that read the junior's note solved 0 of the tasks the senior alone
-    /// solved (docs/results/2026-12-02-cascade-real.md).
+    /// The senior finishes from the session's start: the work tree goes back to the first
+    /// checkpoint (the junior's tree is kept as the checkpoint `before-restart`) and the
+    /// note shows what the junior tried as a diff no longer in the tree. For juniors whose
+    /// edits the senior cannot use: on the tool-call lane, `rest` takeovers from the
+    /// junior's raw transcript solved 0 where `restart` solved 5 of 21
+    /// (docs/results/2026-12-02-cascade-real.md).
     Restart,
 }
 
@@ -403,6 +410,8 @@ impl Default for Config {
                 tool_protocol: ToolProtocol::Auto,
                 context_window: None,
                 extra: toml::Table::new(),
+                max_steps: None,
+                token_budget: None,
             },
             senior: ModelConfig {
                 base_url: "https://api.openai.com/v1".into(),
@@ -420,6 +429,8 @@ impl Default for Config {
                 tool_protocol: ToolProtocol::Auto,
                 context_window: None,
                 extra: toml::Table::new(),
+                max_steps: None,
+                token_budget: None,
             },
             costs: Costs::default(),
             policy: PolicyConfig::default(),

@@ -95,6 +95,12 @@ impl Prompts {
         if senior.uses_text() {
             self.senior = textprompt::system_prompt(&self.senior_text, tools);
         }
+        // A senior that writes code takes over as a junior of the code protocol would
+        // start: the bare prompt, the handoff note as its first message.
+        if senior.writes_code() {
+            self.senior.clone_from(&self.junior_code);
+            self.restart.clone_from(&self.junior_code);
+        }
         self
     }
 }
@@ -175,14 +181,13 @@ mod tests {
     fn the_handoff_template_has_every_placeholder() {
         let t = Prompts::default().handoff;
         for key in [
-            "{task}",
+            "{reason}",
             "{belief}",
             "{threshold}",
             "{why}",
-            "{plan}",
-            "{files}",
             "{diff}",
-            "{tool_outputs}",
+            "{check}",
+            "{brief}",
         ] {
             assert!(t.contains(key), "{key}");
         }

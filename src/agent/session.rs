@@ -24,7 +24,7 @@ use crate::protocol::{
 use crate::repo::Repo;
 use crate::router::{self, Question};
 
-use super::context::{HandoffFacts, HandoffLedger, handoff_note};
+use super::context::{CheckFacts, HandoffFacts, HandoffLedger, handoff_note};
 use super::emitter::Emitter;
 use super::handoff::{self, OperatorReply, Triage};
 use super::history::ContextFit;
@@ -43,7 +43,7 @@ mod escalation;
 mod observers;
 mod tool_step;
 
-use code_step::CodeSession;
+use code_step::{CodeSession, Seat};
 
 use observers::{JuniorJudging, SeniorTokens};
 
@@ -154,14 +154,14 @@ pub async fn run(
     let start_checkpoint = step::checkpoint(&env, 0);
     // Under the `code` protocol the first message carries the files the task is about.
     let (opening, code) = if config.junior.tool_protocol.writes_code() {
-        let brief = code_brief(&workspace, &config, &task);
+        let brief = code_brief(&workspace, &config, &config.junior, &task);
         let code = CodeSession {
             targets: brief.targets,
-            checked: None,
-            resampler: None,
-            opening: 2,
+            ..CodeSession::default()
         };
         (brief.message, Some(code))
+    } else if config.senior.tool_protocol.writes_code() {
+        (task.clone(), Some(CodeSession::default()))
     } else {
         (task.clone(), None)
     };
@@ -183,6 +183,8 @@ pub async fn run(
             Message::user(opening),
         ],
         senior_history: None,
+        senior_since: 0,
+        senior_tokens: 0,
         progress: Progress::default(),
         senior_progress: Progress::default(),
         repairs: Repairs::new(config.agent.max_repairs),
@@ -191,6 +193,8 @@ pub async fn run(
         ledger: HandoffLedger::default(),
         last_checkpoint: start_checkpoint.clone(),
         start_checkpoint,
+        tried: None,
+        stuck_why: None,
         censored: false,
         barred: None,
         code,
@@ -214,6 +218,10 @@ struct Session<'a> {
     junior_history: Vec<Message>,
     /// The senior's conversation while it is in charge.
     senior_history: Option<Vec<Message>>,
+    /// The step the senior took over at: its steps count from here (`senior.max_steps`).
+    senior_since: u32,
+    /// Output tokens the senior wrote since it took over (`senior.token_budget`).
+    senior_tokens: u64,
     /// The junior's moves, by work tree: a repeat is a step fact. Kept across a senior's
     /// step or an operator's answer: the same move on the same tree is no progress whoever
     /// acted in between (a senior that changed the tree makes every move new again).
@@ -229,24 +237,34 @@ struct Session<'a> {
     ledger: HandoffLedger,
     start_checkpoint: Option<String>,
     last_checkpoint: Option<String>,
+    /// After a restart: the junior's last tree (kept as `before-restart`), for the note's
+    /// "what the junior changed".
+    tried: Option<String>,
+    /// Why the stuck rule last fired, for the note's reason.
+    stuck_why: Option<String>,
     /// Control left the junior: its own outcome is not observed.
     censored: bool,
     /// The tool the last step called again on an unchanged tree: under a constrained
     /// protocol the next reply's schema leaves it out, so a small model that would sample
     /// the same call again must make another move (see [`Session::offered`]).
     barred: Option<String>,
-    /// The junior writes code (`tool_protocol = "code"`): its targets and last check.
+    /// The junior or the senior writes code (`tool_protocol = "code"`): the targets, the
+    /// last check, each seat's resampling state.
     code: Option<CodeSession>,
 }
 
-/// The first message of a `code` session: the task, the files it is about, a map of the
-/// rest, within a third of the junior's context window (4 bytes a token; 24 KiB when the
-/// window is unknown).
-fn code_brief(workspace: &Workspace, config: &Config, task: &str) -> crate::code::brief::Brief {
+/// The first message of a `code` session, and the body of a handoff note: the task, the
+/// files it is about as they stand now, a map of the rest, within a third of the reader's
+/// context window (4 bytes a token; 24 KiB when the window is unknown).
+fn code_brief(
+    workspace: &Workspace,
+    config: &Config,
+    reader: &crate::config::ModelConfig,
+    task: &str,
+) -> crate::code::brief::Brief {
     let paths = tools::files::repo_files(workspace, 2000);
     let protected = |p: &str| workspace.protected().contains(std::path::Path::new(p));
-    let budget_bytes = config
-        .junior
+    let budget_bytes = reader
         .context_window
         .map_or(24 * 1024, |w| w as usize * 4 / 3);
     let input = crate::code::brief::BriefInput {
@@ -256,6 +274,7 @@ fn code_brief(workspace: &Workspace, config: &Config, task: &str) -> crate::code
         protected: &protected,
         show_tests: config.agent.show_tests,
         budget_bytes,
+        writes_code: reader.tool_protocol.writes_code(),
     };
     let read = |p: &str| tools::files::text_of(workspace, p);
     crate::code::brief::brief(&input, &read)
@@ -317,10 +336,75 @@ impl Session<'_> {
         }
     }
 
+    /// The senior's takeover budget: steps from the hand-off and output tokens, each its
+    /// `[senior]` setting or, unset, the junior's `[agent]` one.
+    fn senior_budget(&self) -> (u32, u64) {
+        let (senior, agent) = (&self.config().senior, &self.config().agent);
+        (
+            senior.max_steps.unwrap_or(agent.max_steps),
+            senior.token_budget.unwrap_or(agent.token_budget),
+        )
+    }
+
+    /// The warning kind and message when whoever is in charge has used its budget.
+    fn out_of_budget(&self) -> Option<(&'static str, String)> {
+        let agent = &self.config().agent;
+        if self.senior_history.is_some() {
+            let (steps, tokens) = self.senior_budget();
+            let taken = self.step - self.senior_since;
+            if taken >= steps {
+                let m = format!(
+                    "the senior stopped after {taken} steps of its takeover (senior.max_steps)"
+                );
+                return Some(("max_steps", m));
+            }
+            if self.senior_tokens >= tokens {
+                let m = format!("the senior used its takeover's token budget ({tokens} tokens)");
+                return Some(("token_budget", m));
+            }
+            return None;
+        }
+        if self.step >= agent.max_steps {
+            let m = format!("stopped after {} steps (agent.max_steps)", self.step);
+            return Some(("max_steps", m));
+        }
+        let budget = agent.token_budget;
+        (self.watch.tick() >= budget).then(|| {
+            let m = format!("the junior used its token budget ({budget} tokens)");
+            ("token_budget", m)
+        })
+    }
+
+    /// Whether `actor` writes code blocks (`tool_protocol = "code"`) rather than calls.
+    fn writes_code(&self, actor: Actor) -> bool {
+        let client = match actor {
+            Actor::Junior => self.junior,
+            Actor::Senior => self.senior,
+        };
+        self.code.is_some() && client.config().tool_protocol.writes_code()
+    }
+
     fn progress_of(&mut self, actor: Actor) -> &mut Progress {
         match actor {
             Actor::Junior => &mut self.progress,
             Actor::Senior => &mut self.senior_progress,
+        }
+    }
+
+    /// The step is over for the gate; what the resolved move left (an end, or the
+    /// operator's deferral to the senior) decides what comes next, else `None` and the
+    /// loop goes on to the judge's verdict and the stuck rule. Both protocols end a step so.
+    async fn settle(&mut self, after: After) -> Option<Next> {
+        self.gate.on_step_done();
+        match after {
+            After::End(outcome) => Some(Next::End(outcome)),
+            After::Senior if self.senior_history.is_none() => {
+                let reason = "it asked the operator, who left the decision to you";
+                self.hand_to_senior(reason).await;
+                Some(Next::Continue)
+            }
+            After::Senior => None,
+            After::Continue => None,
         }
     }
 
@@ -338,15 +422,9 @@ impl Session<'_> {
         let specs = tools::specs();
         loop {
             let config = self.config();
-            if self.step >= config.agent.max_steps {
-                let message = format!("stopped after {} steps (agent.max_steps)", self.step);
-                self.warn("max_steps", message).await;
-                return self.ran_out().await;
-            }
             let budget = config.agent.token_budget;
-            if self.watch.tick() >= budget && self.senior_history.is_none() {
-                let message = format!("the junior used its token budget ({budget} tokens)");
-                self.warn("token_budget", message).await;
+            if let Some(message) = self.out_of_budget() {
+                self.warn(message.0, message.1).await;
                 return self.ran_out().await;
             }
             if self.inbox.control().paused && self.inbox.wait(Waiting::Resume).await == Intent::Quit
@@ -380,7 +458,7 @@ impl Session<'_> {
                 Some(h) => (h.clone(), None),
                 None => self.fitted_junior_history().await,
             };
-            let writes_code = actor == Actor::Junior && self.code.is_some();
+            let writes_code = self.writes_code(actor);
             let tools = if writes_code {
                 Vec::new()
             } else {
@@ -398,7 +476,7 @@ impl Session<'_> {
                     let client = self
                         .code
                         .as_ref()
-                        .and_then(|c| c.resampler.as_ref())
+                        .and_then(|c| c.junior.resampler.as_ref())
                         .unwrap_or(self.junior);
                     let emitter = &self.emitter;
                     let left = budget.saturating_sub(judging.watch.tick());
@@ -408,12 +486,19 @@ impl Session<'_> {
                         .await
                 }
                 Actor::Senior => {
+                    let left = self.senior_budget().1.saturating_sub(self.senior_tokens);
                     let mut tokens = SeniorTokens {
                         emitter: &self.emitter,
                         tick: self.watch.tick(),
+                        count: &mut self.senior_tokens,
                     };
-                    let (emitter, client) = (&self.emitter, self.senior);
-                    let limit = TokenLimit::of(client, actor, None);
+                    let client = self
+                        .code
+                        .as_ref()
+                        .and_then(|c| c.senior.resampler.as_ref())
+                        .unwrap_or(self.senior);
+                    let emitter = &self.emitter;
+                    let limit = TokenLimit::of(client, actor, Some(left));
                     let inbox = &mut self.inbox;
                     turn::stream_turn(emitter, inbox, client, actor, &req, &mut tokens, limit).await
                 }
@@ -431,7 +516,7 @@ impl Session<'_> {
                         self.warn("context_truncated", message).await;
                     }
                     if writes_code {
-                        self.code_step(text).await
+                        self.code_step(actor, text).await
                     } else {
                         self.step_with(actor, text, tool_calls, problem).await
                     }

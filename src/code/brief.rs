@@ -26,6 +26,9 @@ pub struct BriefInput<'a> {
     pub show_tests: bool,
     /// Most bytes of file text to include in full; the rest goes into the map.
     pub budget_bytes: usize,
+    /// The reader writes code blocks (`code` protocol) rather than calling tools: the brief
+    /// then says the check runs after each edit and ends with how to reply.
+    pub writes_code: bool,
 }
 
 /// The first message and the files it offers for editing.
@@ -105,10 +108,14 @@ pub fn brief(input: &BriefInput, read: &dyn Fn(&str) -> Option<String>) -> Brief
         shown.push_str(&format!("{label}\n```{fence}\n{body}```\n\n"));
     }
     let mut message = format!("Task: {}\n\n", input.task.trim());
-    if let Some(check) = input.check {
-        message.push_str(&format!(
+    match (input.check, input.writes_code) {
+        (Some(check), true) => message.push_str(&format!(
             "After each edit you send, the check `{check}` runs; the task is done when it passes.\n\n"
-        ));
+        )),
+        (Some(check), false) => message.push_str(&format!(
+            "The task is done when the check `{check}` passes.\n\n"
+        )),
+        (None, _) => {}
     }
     message.push_str(&shown);
     let map = map(input, read, &targets, &read_only);
@@ -117,11 +124,13 @@ pub fn brief(input: &BriefInput, read: &dyn Fn(&str) -> Option<String>) -> Brief
         message.push_str(&map);
         message.push('\n');
     }
-    message.push_str(match targets.as_slice() {
-        [] => "Write the code the task needs, each block under its file's path.",
-        [_] => "Complete the code: reply with the whole definition of each function you write or change, in one fenced code block.",
-        _ => "Complete the code: reply with the whole definition of each function you write or change, each block under its file's path.",
-    });
+    if input.writes_code {
+        message.push_str(match targets.as_slice() {
+            [] => "Write the code the task needs, each block under its file's path.",
+            [_] => "Complete the code: reply with the whole definition of each function you write or change, in one fenced code block.",
+            _ => "Complete the code: reply with the whole definition of each function you write or change, each block under its file's path.",
+        });
+    }
     Brief {
         message,
         targets,
@@ -290,6 +299,7 @@ mod tests {
             paths: &paths,
             protected: &protected,
             show_tests: false,
+            writes_code: true,
             budget_bytes: 10_000,
         };
         let b = brief(&input, &repo);
@@ -330,6 +340,7 @@ mod tests {
             paths: &paths,
             protected: &protected,
             show_tests: false,
+            writes_code: true,
             budget_bytes: 10_000,
         };
         let b = brief(&input, &repo);

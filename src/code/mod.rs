@@ -8,4 +8,5 @@
 pub mod brief;
 pub mod place;
 pub mod reply;
+pub mod stub;
 pub mod syntax;

@@ -445,47 +445,6 @@ fn indent(code: &str, prefix: &str) -> String {
         .join("\n")
 }
 
-/// The definition a reply wrote back as the stub it was asked to implement, if it did.
-///
-/// A reply "echoes the stub" when its code still has a `raise NotImplementedError` line and
-/// no placed file has fewer such lines than before: nothing the task asked for was written.
-/// The 0.5B did this on HumanEval/38 (a file of two functions; it sent both back, the one
-/// to write still raising) four times in a row; such a reply is refused with a message
-/// naming the function instead of being written and checked (docs/guide.md, "The junior writes
-/// code"). A reply that implements one stub of several and leaves another is progress and
-/// passes.
-pub fn stub_echoed(reply: &CodeReply, placed: &[Placed], files: &impl Files) -> Option<String> {
-    let raises = |l: &str| {
-        matches!(
-            l.trim(),
-            "raise NotImplementedError" | "raise NotImplementedError()"
-        )
-    };
-    let count = |text: &str| text.lines().filter(|l| raises(l)).count();
-    let named = reply.blocks.iter().find_map(|b| {
-        let lines: Vec<&str> = b.code.lines().collect();
-        let at = lines.iter().position(|l| raises(l))?;
-        Some(
-            lines[..at]
-                .iter()
-                .rev()
-                .find_map(|l| {
-                    let t = l.trim_start();
-                    let t = t.strip_prefix("async ").unwrap_or(t);
-                    t.strip_prefix("def ")
-                        .and_then(|r| r.split('(').next())
-                        .map(|n| n.trim().to_string())
-                })
-                .unwrap_or_default(),
-        )
-    })?;
-    let progress = placed.iter().any(|p| {
-        let before = files.read(&p.path).map_or(0, |t| count(&t));
-        count(&p.content) < before || before == 0
-    });
-    (!progress).then_some(named)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,31 +598,5 @@ mod tests {
             "the tests stay: {c}"
         );
         assert!(c.contains("fn f() -> u32 {\n    1\n}"), "{c}");
-    }
-    const TWO: &str = "def encode(s):\n    return s[::-1]\n\n\ndef decode(s):\n    \"\"\"Undo encode.\"\"\"\n    raise NotImplementedError\n";
-
-    #[test]
-    fn a_reply_that_sends_the_stub_back_is_named() {
-        let reply = read(
-            "```python\ndef encode(s):\n    return s[::-1]\n\n\ndef decode(s):\n    \"\"\"Undo encode.\"\"\"\n    raise NotImplementedError\n```\n",
-        );
-        let files = files("solution.py", TWO);
-        let placed = place(&reply, &files, &targets()).expect("placed");
-        assert_eq!(
-            stub_echoed(&reply, &placed, &files).as_deref(),
-            Some("decode")
-        );
-    }
-
-    #[test]
-    fn an_implemented_stub_or_one_of_several_is_progress() {
-        let files = files("solution.py", TWO);
-        let done = read("```python\ndef decode(s):\n    return s[::-1]\n```\n");
-        let placed = place(&done, &files, &targets()).expect("placed");
-        assert_eq!(stub_echoed(&done, &placed, &files), None);
-        // A new file with a stub in it (an abstract method) is not an echo.
-        let new = read("new.py\n```python\ndef later():\n    raise NotImplementedError\n```\n");
-        let placed = place(&new, &files, &targets()).expect("placed");
-        assert_eq!(stub_echoed(&new, &placed, &files), None);
     }
 }

@@ -99,14 +99,26 @@ impl Config {
                     ));
                 }
             }
-            // The senior acts by tool calls: `code` is a way of working for the junior's seat.
-            if section == "senior" && m.tool_protocol.writes_code() {
-                return Err(invalid(
-                    section,
-                    "tool_protocol",
-                    "cannot be \"code\": the senior takes over with tool calls; use \"auto\", \
-                     \"native\", \"text\" or \"json_schema\" (\"code\" is for [junior])",
-                ));
+            // A takeover's budget belongs to the seat that takes over.
+            if section == "junior" {
+                for (key, set) in [
+                    ("max_steps", m.max_steps.is_some()),
+                    ("token_budget", m.token_budget.is_some()),
+                ] {
+                    if set {
+                        return Err(invalid(
+                            section,
+                            key,
+                            &format!(
+                                "must be left out: it is the senior's budget for a takeover \
+                                 ([senior]); the junior's is agent.{key}"
+                            ),
+                        ));
+                    }
+                }
+            }
+            if m.max_steps == Some(0) {
+                return Err(invalid(section, "max_steps", "must be at least 1"));
             }
             // The schema is what makes json_schema work; an `extra` one would silently win.
             if m.tool_protocol.constrains_reply() && m.extra.contains_key("response_format") {

@@ -269,3 +269,76 @@ async fn a_reply_that_sends_the_stub_back_is_not_written_and_the_junior_is_told(
         "{second}"
     );
 }
+
+/// Issue "The cascade, for real": a takeover is a fresh conversation seeded with the
+/// distilled note — the files as they stand, the failing check's output, the judge's reason
+/// — and never the junior's raw replies; a code-writing senior gets the junior's protocol.
+#[tokio::test]
+async fn a_takeover_gives_a_code_senior_the_files_and_the_failing_check_and_no_junior_reply() {
+    use handoff::config::{HandoffMode, RouteMode};
+    use handoff::demo::script::{hesitant, join};
+    let wrong = "The function doubles x.\n```python\ndef double(x):\n    return x + 2\n```\n";
+    let junior = Script::new(vec![
+        reply(confident(wrong), None),
+        reply(
+            join([confident("Maybe"), hesitant(&super::support::lost())]),
+            None,
+        ),
+    ]);
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    let off = "```python\ndef double(x):\n    return x * x\n```\n";
+    let senior = Script::new(vec![
+        reply(confident(off), None),
+        reply(confident(right), None),
+    ]);
+    let (j, s) = servers(junior, senior).await;
+    let dir = repo(&[("mathx.py", STUB), ("test_mathx.py", TEST)]);
+    let mut cfg = config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.senior.tool_protocol = ToolProtocol::Code;
+    // The junior's two steps use up `[agent] max_steps`; the senior has its own two.
+    cfg.agent.max_steps = 2;
+    cfg.senior.max_steps = Some(2);
+    cfg.agent.check = Some("python3 test_mathx.py".into());
+    cfg.agent.retry = Retry::Feedback;
+    cfg.policy.route = RouteMode::Senior;
+    cfg.policy.handoff = HandoffMode::Rest;
+    let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(of_type(&events, "senior_took_over").len(), 1, "{err}");
+
+    let bodies = s.bodies();
+    assert_eq!(
+        bodies.len(),
+        2,
+        "its own budget: a wrong reply, then the fix"
+    );
+    assert!(
+        bodies[0].get("tools").is_none(),
+        "a code senior gets no tools"
+    );
+    let messages = bodies[0]["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 2, "a fresh conversation: system and note");
+    let note = messages[1]["content"].as_str().expect("note");
+    // The files as they stand now, in the junior's first-message shape (the junior's edit in).
+    assert!(
+        note.contains("mathx.py\n```python\nimport math\n") && note.contains("return x + 2"),
+        "{note}"
+    );
+    // The failing check, its command and output; what the junior changed, as a diff.
+    assert!(note.contains("`python3 test_mathx.py` failed"), "{note}");
+    assert!(note.contains("double(3) is 5"), "{note}");
+    assert!(note.contains("+    return x + 2"), "{note}");
+    // Never the junior's replies.
+    assert!(!note.contains("The function doubles x."), "{note}");
+    assert!(!note.contains("I am not sure which file"), "{note}");
+    // The protected test is not shown as a file (its failing line is in the check's output,
+    // as the junior saw it).
+    assert!(!note.contains("test_mathx.py\n```"), "{note}");
+
+    let text = std::fs::read_to_string(dir.path().join("mathx.py")).expect("read");
+    assert!(
+        text.contains("return 2 * x") && text.contains("def helper"),
+        "{text}"
+    );
+}

@@ -121,9 +121,15 @@ async fn degrading_logprobs_cut_the_junior_and_the_senior_finishes() {
         .expect("note")
         .to_string();
     assert!(
-        note.contains("create done.txt") && note.contains("fell below the threshold"),
+        note.contains("create done.txt") && note.contains("unlikely to finish"),
         "{note}"
     );
+    // Distilled, never the junior's raw calls: the read of notes.txt is not in it.
+    assert!(
+        !note.contains("read_file") && !note.contains("\"path\""),
+        "{note}"
+    );
+    assert!(note.contains("(no changes)"), "{note}");
     assert!(ran.count("senior_took_over") == 1);
     match ran.events.iter().find(|e| e.kind() == "session_ended") {
         Some(Event::SessionEnded { censored, .. }) => assert!(*censored),
@@ -434,7 +440,7 @@ async fn running_out_of_steps_is_labelled_by_the_check() {
 /// write is undone (and kept as the checkpoint `before-restart`), and the senior sees the
 /// task alone under the junior's prompt, not the handoff note.
 #[tokio::test]
-async fn a_restart_takeover_undoes_the_juniors_work_and_gives_the_senior_the_task_alone() {
+async fn a_restart_takeover_undoes_the_juniors_work_and_shows_it_to_the_senior_as_a_diff() {
     let (ran, dir, s) = cut_and_taken_over(
         (
             "write_file",
@@ -455,8 +461,14 @@ async fn a_restart_takeover_undoes_the_juniors_work_and_gives_the_senior_the_tas
     let first = &s.bodies()[0]["messages"];
     let system = first[0]["content"].as_str().expect("system");
     assert!(system.contains("careful software engineer"), "{system}");
-    assert_eq!(first[1]["content"], "create done.txt");
     assert_eq!(first.as_array().map(Vec::len), Some(2));
+    // A fresh conversation seeded with the distilled note: the task, what the junior tried
+    // as a diff against the start (and that the tree no longer holds it), never its calls.
+    let note = first[1]["content"].as_str().expect("note");
+    assert!(note.contains("Task: create done.txt"), "{note}");
+    assert!(note.contains("this attempt is not in it"), "{note}");
+    assert!(note.contains("+++ b/junk.txt"), "{note}");
+    assert!(!note.contains("write_file"), "{note}");
     // The junior's tree is still there to restore.
     let refs = std::process::Command::new("git")
         .args(["for-each-ref", "--format=%(refname)", "refs/handoff/"])

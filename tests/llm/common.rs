@@ -29,6 +29,8 @@ pub fn config(server: &ScriptedServer, top: u8) -> ModelConfig {
         tool_protocol: handoff::config::ToolProtocol::Native,
         context_window: None,
         extra: toml::Table::new(),
+        max_steps: None,
+        token_budget: None,
     }
 }
 

@@ -30,17 +30,33 @@ use step::CheckResult;
 /// The `code` protocol's part of the session state.
 #[derive(Debug, Default)]
 pub(super) struct CodeSession {
-    /// Files the first message showed as editable: where a block without a path goes.
+    /// Files the last brief (the first message, or the handoff note) showed as editable:
+    /// where a block without a path goes.
     pub targets: Vec<String>,
     /// The last check: the checkpoint it judged and what it said.
     pub checked: Option<(Option<String>, CheckResult)>,
-    /// Set after the first failed check under `agent.retry = "resample"`: the junior's
-    /// endpoint at `agent.retry_temperature`, which every later junior reply is sampled
-    /// from.
+    pub junior: Seat,
+    pub senior: Seat,
+}
+
+/// One writer's resampling state.
+#[derive(Debug)]
+pub(super) struct Seat {
+    /// Set after the first failed check under `agent.retry = "resample"`: the writer's
+    /// endpoint at `agent.retry_temperature`, which every later reply is sampled from.
     pub resampler: Option<Client>,
-    /// Messages of the junior's history a resample keeps: the system prompt and the first
+    /// Messages of the writer's history a resample keeps: the system prompt and the first
     /// message, then whatever the operator or a senior added.
     pub opening: usize,
+}
+
+impl Default for Seat {
+    fn default() -> Self {
+        Seat {
+            resampler: None,
+            opening: 2,
+        }
+    }
 }
 
 /// Most bytes of a failing check's output the model is shown (its tail: the assertion or
@@ -111,15 +127,15 @@ fn synthetic(step: u32, name: &str, arguments: serde_json::Value) -> ToolCall {
 }
 
 impl Session<'_> {
-    /// The junior's reply under the `code` protocol.
-    pub(super) async fn code_step(&mut self, text: String) -> Next {
-        let actor = Actor::Junior;
-        self.ledger.said(&text);
+    /// A reply under the `code` protocol, the junior's or a senior's that writes code.
+    pub(super) async fn code_step(&mut self, actor: Actor, text: String) -> Next {
         let step = self.step;
         let tree = self.last_checkpoint.clone();
         let has_check = self.config().agent.check.is_some();
         let chosen = self.read_code_reply(&text, has_check);
-        let repeat = self.progress.made(Move::said(&text), tree.as_deref());
+        let repeat = self
+            .progress_of(actor)
+            .made(Move::said(&text), tree.as_deref());
         let mut after = After::Continue;
         let mut repairs_spent = false;
         let mut sparse = Vec::new();
@@ -138,10 +154,11 @@ impl Session<'_> {
                 (facts, None, false, self.last_checkpoint.clone())
             }
             CodeMove::GiveUp(why) => {
+                let who = actor.name();
                 let said = if why.is_empty() {
-                    "the junior gave up".to_string()
+                    format!("the {who} gave up")
                 } else {
-                    format!("the junior gave up: {why}")
+                    format!("the {who} gave up: {why}")
                 };
                 return self.stuck(actor, said).await;
             }
@@ -221,7 +238,7 @@ impl Session<'_> {
                     tools::spec::RUN,
                     serde_json::json!({"command": command}),
                 );
-                match self.act_synthetic(&call).await {
+                match self.act_synthetic(actor, &call).await {
                     Err(next) => return next,
                     Ok((ok, output, facts)) => {
                         feedback = Some(format!(
@@ -273,7 +290,7 @@ impl Session<'_> {
                     .map(|p| serde_json::json!({"path": p.path, "content": p.content}))
                     .collect();
                 let call = synthetic(step, tools::spec::EDIT, serde_json::json!({"files": files}));
-                match self.act_synthetic(&call).await {
+                match self.act_synthetic(actor, &call).await {
                     Err(next) => return next,
                     Ok((ok, output, facts)) => {
                         let output = if ok { notes.join("\n") } else { output };
@@ -377,18 +394,12 @@ impl Session<'_> {
             .await;
         // The conversation: the reply as the model wrote it, then what came of it.
         if resample {
-            self.resample().await;
+            self.resample(actor).await;
         } else {
-            self.answered(text, feedback.filter(|_| !passed), tool.as_deref());
+            self.answered(actor, text, feedback.filter(|_| !passed), tool.as_deref());
         }
-        self.gate.on_step_done();
-        match after {
-            After::End(outcome) => return Next::End(outcome),
-            After::Senior => {
-                self.hand_to_senior(self.note()).await;
-                return Next::Continue;
-            }
-            After::Continue => {}
+        if let Some(next) = self.settle(after).await {
+            return next;
         }
         if verdict == Verdict::Escalate {
             return self.escalate(EscalationReason::Threshold).await;
@@ -397,7 +408,10 @@ impl Session<'_> {
             // Measured on Qwen2.5-Coder 0.5B (docs/guide.md, "The junior writes code"): shown the
             // failing check, a junior that sends its code back unchanged sends it again
             // every time after; the way on is help, not another try.
-            let why = "the junior sent its code back unchanged after the check failed".to_string();
+            let why = format!(
+                "the {} sent its code back unchanged after the check failed",
+                actor.name()
+            );
             return self.stuck(actor, why).await;
         }
         if let Some(why) =
@@ -408,9 +422,28 @@ impl Session<'_> {
         Next::Continue
     }
 
-    /// The reply and what came of it, into the junior's conversation.
-    fn answered(&mut self, text: String, feedback: Option<String>, tool: Option<&str>) {
-        let history = &mut self.junior_history;
+    /// The conversation of `actor` and its seat's resampling state.
+    fn writer(&mut self, actor: Actor) -> (&mut Vec<Message>, Option<&mut Seat>) {
+        let seat = self.code.as_mut().map(|c| match actor {
+            Actor::Junior => &mut c.junior,
+            Actor::Senior => &mut c.senior,
+        });
+        let history = match (actor, self.senior_history.as_mut()) {
+            (Actor::Senior, Some(h)) => h,
+            _ => &mut self.junior_history,
+        };
+        (history, seat)
+    }
+
+    /// The reply and what came of it, into the writer's conversation.
+    fn answered(
+        &mut self,
+        actor: Actor,
+        text: String,
+        feedback: Option<String>,
+        tool: Option<&str>,
+    ) {
+        let (history, seat) = self.writer(actor);
         if let Some(message) = feedback {
             if tool.is_none() {
                 reply::ask_again(history, vec![Message::user(reply::repair_note(&message))]);
@@ -418,10 +451,8 @@ impl Session<'_> {
                 history.push(Message::assistant(text, Vec::new()));
                 history.push(Message::user(message));
                 // What the operator answered or a command printed is kept by a resample.
-                if let (Some(code), Some(tools::ASK_OPERATOR | tools::spec::RUN)) =
-                    (self.code.as_mut(), tool)
-                {
-                    code.opening = history.len();
+                if let (Some(seat), Some(tools::ASK_OPERATOR | tools::spec::RUN)) = (seat, tool) {
+                    seat.opening = history.len();
                 }
             }
         } else {
@@ -430,18 +461,24 @@ impl Session<'_> {
     }
 
     /// After a failed check under `agent.retry = "resample"`: the conversation goes back
-    /// to its opening and the junior answers it again, sampled at `agent.retry_temperature`
+    /// to its opening and the writer answers it again, sampled at `agent.retry_temperature`
     /// (see [`Retry`] for the figures).
-    async fn resample(&mut self) {
+    async fn resample(&mut self, actor: Actor) {
         let temperature = self.config().agent.retry_temperature;
-        let Some(code) = self.code.as_mut() else {
+        let client = match actor {
+            Actor::Junior => self.junior,
+            Actor::Senior => self.senior,
+        };
+        let (history, seat) = self.writer(actor);
+        let Some(seat) = seat else {
             return;
         };
-        self.junior_history.truncate(code.opening);
-        if code.resampler.is_none() {
-            code.resampler = Some(self.junior.sampling_at(temperature));
+        history.truncate(seat.opening);
+        if seat.resampler.is_none() {
+            seat.resampler = Some(client.sampling_at(temperature));
             let message = format!(
-                "the check failed: the junior answers its first message again, sampled at temperature {temperature} (agent.retry = \"resample\")"
+                "the check failed: the {} answers its first message again, sampled at temperature {temperature} (agent.retry = \"resample\")",
+                actor.name()
             );
             self.warn("resampled", message).await;
         }
@@ -459,11 +496,11 @@ impl Session<'_> {
                 .unwrap_or_default();
             return match place::place(&reply, &read, &targets) {
                 Ok(placed) if !placed.is_empty() => {
-                    match place::stub_echoed(&reply, &placed, &read) {
+                    match crate::code::stub::left_unwritten(&reply, &placed, &read) {
                         Some(name) => CodeMove::Unusable(
                             STUB_ECHOED,
                             format!(
-                                "your code still raises NotImplementedError in `{name}`, as the stub did: write the body of `{name}` in full."
+                                "`{name}` still raises NotImplementedError, as the stub did: write the body of `{name}` in full."
                             ),
                         ),
                         None => CodeMove::Edit(placed),
@@ -497,13 +534,17 @@ impl Session<'_> {
     }
 
     /// Runs a call the reply came to; `Err` when the session must stop or hand off first.
-    async fn act_synthetic(&mut self, call: &ToolCall) -> Result<(bool, String, StepFacts), Next> {
+    async fn act_synthetic(
+        &mut self,
+        actor: Actor,
+        call: &ToolCall,
+    ) -> Result<(bool, String, StepFacts), Next> {
         let acted = step::act(
             &self.env,
             &self.emitter,
             &mut self.inbox,
             self.step,
-            Actor::Junior,
+            actor,
             call,
         )
         .await;
@@ -521,7 +562,7 @@ impl Session<'_> {
                     facts.tool_error = false;
                 }
                 self.ledger
-                    .tool(&call.function.name, &output, wrote.as_deref());
+                    .tool(&call.function.name, ok, &output, wrote.as_deref());
                 Ok((ok, output, facts))
             }
             Acted::Escalate => Err(self.escalate(EscalationReason::Forced).await),
@@ -572,7 +613,7 @@ impl Session<'_> {
 pub(super) const SYNTAX_REJECTED: &str = "syntax_rejected";
 pub(super) const EDIT_UNPLACED: &str = "edit_unplaced";
 pub(super) const NO_EDIT: &str = "no_edit";
-/// The reply sent the stub back unimplemented ([`place::stub_echoed`]).
+/// The reply left the stub unwritten ([`crate::code::stub::left_unwritten`]).
 pub(super) const STUB_ECHOED: &str = "stub_echoed";
 const FINISH_NAME: &str = "finish";
 

@@ -9,8 +9,9 @@ impl Session<'_> {
     /// senior is in charge, or the session only watches) the session ends as
     /// [`Session::ran_out`] labels it.
     pub(super) async fn stuck(&mut self, actor: Actor, why: String) -> Next {
-        self.warn("stuck", why).await;
+        self.warn("stuck", why.clone()).await;
         if actor == Actor::Junior {
+            self.stuck_why = Some(why);
             // The gate decides, as for a firing: hand off, or (shadow mode, an explored
             // session, or a draw to explore) only log it and let the check label the tree.
             self.gate.set_shadow(self.inbox.control().shadow);
@@ -79,10 +80,14 @@ impl Session<'_> {
         (fitted.messages, Some(fitted.bytes))
     }
 
-    /// The handoff note from what the session has done so far.
-    pub(super) fn note(&self) -> String {
+    /// The handoff note: why the junior was stopped (`reason`), what it changed, the last
+    /// check, and the task with its files as they stand now, in the shape of the first
+    /// message of the reader's protocol. Never the junior's replies or calls.
+    pub(super) fn note(&self, reason: &str, restarted: bool) -> String {
         let why = self.watch.why();
-        let diff = match (self.env.repo, &self.start_checkpoint, &self.last_checkpoint) {
+        // What the junior tried: the start against its last tree (kept by a restart).
+        let tried = self.tried.as_ref().or(self.last_checkpoint.as_ref());
+        let diff = match (self.env.repo, &self.start_checkpoint, tried) {
             (Some(repo), Some(a), Some(b)) => repo
                 .lock()
                 .ok()
@@ -90,26 +95,56 @@ impl Session<'_> {
                 .unwrap_or_default(),
             _ => String::new(),
         };
+        let checked = self.code.as_ref().and_then(|c| c.checked.as_ref());
+        let check = checked.map(|(_, r)| CheckFacts {
+            command: &r.command,
+            exit_code: r.exit_code,
+            passed: r.passed,
+            output_tail: &r.output_tail,
+        });
+        let config = self.config();
+        let brief = code_brief(self.env.workspace, config, &config.senior, self.task);
         handoff_note(
             &self.prompts.handoff,
             &HandoffFacts {
-                task: self.task,
+                reason,
                 belief: self.watch.belief(),
                 threshold: self.watch.threshold(),
                 step: self.step,
                 tick: self.watch.tick(),
                 why: &why,
-                plan: &self.ledger.plan,
-                files: &self.ledger.files_touched,
                 diff: &diff,
-                tool_outputs: &self.ledger.tool_outputs,
+                restarted,
+                check,
+                last_command: self.ledger.last_run.as_deref(),
+                refused: self.ledger.refused.as_deref(),
+                brief: &brief.message,
             },
         )
     }
 
+    /// Why control left the junior, in the words the note gives the senior.
+    fn reason_words(&self, reason: EscalationReason) -> String {
+        match reason {
+            EscalationReason::Threshold => {
+                "the judge found it unlikely to finish the task correctly".to_string()
+            }
+            EscalationReason::Forced => "the operator handed the task to you".to_string(),
+            EscalationReason::SelfAsk => {
+                "it asked the operator, who left the decision to you".to_string()
+            }
+            EscalationReason::Fault => "its model endpoint kept failing".to_string(),
+            EscalationReason::Stuck => match &self.stuck_why {
+                Some(why) => format!("it was stuck ({why})"),
+                None => "it was stuck".to_string(),
+            },
+        }
+    }
+
     /// Control leaves the junior: decide the route, tell the log, and hand off.
     pub(super) async fn escalate(&mut self, reason: EscalationReason) -> Next {
-        let note = self.note();
+        let words = self.reason_words(reason);
+        let note = self.note(&words, false);
         let mode = self.config().policy.route;
         let decision = if reason == EscalationReason::Fault {
             router::decide(RouteMode::Senior, None, self.task)
@@ -154,7 +189,7 @@ impl Session<'_> {
                 OperatorReply::Defer => {}
             }
         }
-        self.hand_to_senior(note).await;
+        self.hand_to_senior(&words).await;
         Next::Continue
     }
 
@@ -188,21 +223,41 @@ impl Session<'_> {
         reply
     }
 
-    pub(super) async fn hand_to_senior(&mut self, note: String) {
-        // The senior's opening: the handoff note under the senior's prompt, or, starting
-        // over, the task alone under the junior's.
-        let (system, opening) = if self.config().policy.handoff == HandoffMode::Restart {
+    /// The senior takes over in a fresh conversation: its system prompt and the handoff
+    /// note built now (after a restart, from the tree at the session's start), with its own
+    /// step and token budget counted from here.
+    pub(super) async fn hand_to_senior(&mut self, reason: &str) {
+        let restart = self.config().policy.handoff == HandoffMode::Restart;
+        if restart {
             self.start_over().await;
-            (self.prompts.restart.clone(), self.task.to_string())
+        }
+        let restarted = restart && self.tried.is_some();
+        let note = self.note(reason, restarted);
+        let system = if restart {
+            self.prompts.restart.clone()
         } else {
-            (self.prompts.senior.clone(), note)
+            self.prompts.senior.clone()
         };
         let (step, tick) = (self.step, self.watch.tick());
         let history =
-            handoff::take_over(&self.emitter, self.config(), step, tick, system, opening).await;
+            handoff::take_over(&self.emitter, self.config(), step, tick, system, note).await;
         self.senior_history = Some(history);
+        self.senior_since = self.step;
+        self.senior_tokens = 0;
         self.senior_progress = Progress::default();
         self.repairs.usable();
+        if self.config().senior.tool_protocol.writes_code()
+            && let Some(code) = self.code.as_mut()
+        {
+            // Where a block without a path goes: the files the note showed for editing.
+            let config = self.env.config;
+            let brief = code_brief(self.env.workspace, config, &config.senior, self.task);
+            code.targets = brief.targets;
+            code.senior = Seat {
+                resampler: None,
+                opening: 2,
+            };
+        }
     }
 
     /// `handoff = "restart"`: the work tree goes back to the session's start; the junior's
@@ -222,6 +277,7 @@ impl Session<'_> {
         };
         match restored {
             Ok(()) => {
+                self.tried = self.last_checkpoint.take();
                 self.last_checkpoint.clone_from(&self.start_checkpoint);
                 self.ledger = HandoffLedger::default();
             }
@@ -259,7 +315,7 @@ impl Session<'_> {
         // What the operator or the senior said stays when a failed check sends the junior
         // back to its opening (`agent.retry = "resample"`).
         if let Some(code) = self.code.as_mut() {
-            code.opening = self.junior_history.len();
+            code.junior.opening = self.junior_history.len();
         }
     }
 

@@ -46,10 +46,13 @@ impl TokenObserver for JuniorJudging<'_> {
 pub(super) struct SeniorTokens<'s> {
     pub(super) emitter: &'s Emitter,
     pub(super) tick: u64,
+    /// The takeover's output tokens so far (`senior.token_budget`).
+    pub(super) count: &'s mut u64,
 }
 
 impl TokenObserver for SeniorTokens<'_> {
     async fn token(&mut self, t: StreamedToken, _control: Control) -> Flow {
+        *self.count += 1;
         self.emitter
             .emit(Event::Token {
                 actor: Actor::Senior,

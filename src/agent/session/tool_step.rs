@@ -63,7 +63,6 @@ impl Session<'_> {
         calls: Vec<ToolCall>,
         problem: Option<CallProblem>,
     ) -> Next {
-        self.ledger.said(&text);
         let specs = tools::specs();
         let outcome = match reply::read(&calls, problem.as_ref(), &specs) {
             Read::Unusable {
@@ -127,8 +126,12 @@ impl Session<'_> {
         let acted = step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
         let mut resolved = self.resolve(acted, &name).await?;
         resolved.facts.repeats = repeat.of_move;
-        self.ledger
-            .tool(&name, &resolved.output, resolved.wrote.as_deref());
+        self.ledger.tool(
+            &name,
+            resolved.ok,
+            &resolved.output,
+            resolved.wrote.as_deref(),
+        );
         let ran = step::Ran {
             ok: resolved.ok,
             output: resolved.output,
@@ -232,14 +235,8 @@ impl Session<'_> {
         } else {
             reply::ask_again(history, report.replies);
         }
-        self.gate.on_step_done();
-        match after {
-            After::End(outcome) => return Next::End(outcome),
-            After::Senior => {
-                self.hand_to_senior(self.note()).await;
-                return Next::Continue;
-            }
-            After::Continue => {}
+        if let Some(next) = self.settle(after).await {
+            return next;
         }
         if verdict == Verdict::Escalate && actor == Actor::Junior {
             return self.escalate(EscalationReason::Threshold).await;
