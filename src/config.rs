@@ -267,6 +267,12 @@ pub struct PolicyConfig {
     /// Seed of the exploration draws (mixed with the task text, so sessions of different
     /// tasks draw differently and a session is reproducible).
     pub explore_seed: u64,
+    /// Hand off the first time the junior's code fails the task's check (`agent.check`,
+    /// code protocol), whatever B_t says: the cascade's "hand off on the first failed
+    /// check". With a check, a failed run is the strongest evidence the loop has; on the
+    /// real lane the 0.5B's own retries after a failed check rarely recover
+    /// (docs/results/2026-12-05-code-protocol.md). Logged with reason `check_failed`.
+    pub escalate_on_failed_check: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -474,6 +480,7 @@ impl Default for PolicyConfig {
             schedule_stride: 64,
             explore: 0.0,
             explore_seed: 0,
+            escalate_on_failed_check: false,
         }
     }
 }

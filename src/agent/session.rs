@@ -195,6 +195,7 @@ pub async fn run(
         start_checkpoint,
         tried: None,
         stuck_why: None,
+        failed_check_ruled: false,
         censored: false,
         barred: None,
         code,
@@ -242,6 +243,9 @@ struct Session<'a> {
     tried: Option<String>,
     /// Why the stuck rule last fired, for the note's reason.
     stuck_why: Option<String>,
+    /// `policy.escalate_on_failed_check` acted (handed off, or logged in shadow): it acts on
+    /// the first failed check of a session only.
+    failed_check_ruled: bool,
     /// Control left the junior: its own outcome is not observed.
     censored: bool,
     /// The tool the last step called again on an unchanged tree: under a constrained

@@ -67,7 +67,12 @@ impl JuniorRun {
                 }),
                 Event::Escalated { tick, reason, .. }
                     if run.loop_handoff.is_none()
-                        && matches!(reason, EscalationReason::Stuck | EscalationReason::Fault) =>
+                        && matches!(
+                            reason,
+                            EscalationReason::Stuck
+                                | EscalationReason::Fault
+                                | EscalationReason::CheckFailed
+                        ) =>
                 {
                     run.loop_handoff = Some(*tick);
                 }

@@ -55,7 +55,10 @@ pub fn session_path(events: &[Event], source: &BeliefSource) -> Option<SessionPa
         for e in &evidence {
             match e {
                 Evidence::Escalated {
-                    reason: EscalationReason::Stuck | EscalationReason::Fault,
+                    reason:
+                        EscalationReason::Stuck
+                        | EscalationReason::Fault
+                        | EscalationReason::CheckFailed,
                     ..
                 } => {
                     handed_off = true;

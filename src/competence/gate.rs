@@ -19,7 +19,7 @@
 //! **Shadow exploration.** A live hand-off censors the session: the junior's own outcome is
 //! never seen, so a judge refitted on live logs only learns from sessions it trusted. With
 //! an [`Exploration`] rate ε > 0, each live decision to hand off (a firing, or the stuck
-//! rule, [`Gate::on_stuck`]) is drawn: with probability ε the session is *explored* instead
+//! rule, [`Gate::on_rule`]) is drawn: with probability ε the session is *explored* instead
 //! ([`Verdict::Explored`]): nothing is handed off, and from then on the gate runs as in
 //! shadow mode, so the junior's outcome is observed. The probability of the path taken is
 //! logged with the decision ([`Gate::propensity`]): 1 − ε on a hand-off, ε on an explored
@@ -142,9 +142,10 @@ impl Gate {
         }
     }
 
-    /// The stuck rule wants to hand off: under exploration the decision is drawn like a
-    /// firing; in shadow mode (or once explored) it is only logged.
-    pub fn on_stuck(&mut self) -> Verdict {
+    /// A loop rule (stuck, or a failed check under `escalate_on_failed_check`) wants to
+    /// hand off: under exploration the decision is drawn like a firing; in shadow mode (or
+    /// once explored) it is only logged.
+    pub fn on_rule(&mut self) -> Verdict {
         if self.shadow() {
             return Verdict::ShadowCrossing;
         }
@@ -344,7 +345,7 @@ mod tests {
                     // The rest of the session is shadow: crossings are logged, not drawn.
                     assert_eq!(g.on_token(false), Verdict::Continue);
                     assert_eq!(g.on_token(true), Verdict::ShadowCrossing);
-                    assert_eq!(g.on_stuck(), Verdict::ShadowCrossing);
+                    assert_eq!(g.on_rule(), Verdict::ShadowCrossing);
                     g.set_shadow(false);
                     assert!(g.shadow(), "an explored session stays shadow");
                 }
@@ -360,12 +361,12 @@ mod tests {
         // Deterministic given the seed.
         let run = |seed| {
             let mut g = Gate::new(false, 0).with_exploration(Exploration::new(rate, seed));
-            g.on_stuck()
+            g.on_rule()
         };
         assert!((0..50).all(|s| run(s) == run(s)));
         // No exploration: every decision hands off and carries no propensity.
         let mut g = Gate::new(false, 0).with_exploration(Exploration::new(0.0, 1));
-        assert_eq!(g.on_stuck(), Verdict::Escalate);
+        assert_eq!(g.on_rule(), Verdict::Escalate);
         assert_eq!(g.propensity(), None);
     }
 

@@ -51,7 +51,9 @@ impl Origin {
             _ if self_initiated => Origin::Junior,
             EscalationReason::SelfAsk => Origin::Junior,
             EscalationReason::Threshold | EscalationReason::Forced => Origin::Judge,
-            EscalationReason::Stuck | EscalationReason::Fault => Origin::Loop,
+            EscalationReason::Stuck | EscalationReason::Fault | EscalationReason::CheckFailed => {
+                Origin::Loop
+            }
         }
     }
 

@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::client::{Client, LOGPROBS_WITH_TOOLS_REJECTED};
 use super::error::LlmError;
 use super::types::{ChatRequest, Delta, Message, ToolSpec};
-use crate::config::{Config, ModelConfig};
+use crate::config::{Config, ModelConfig, ToolProtocol};
 
 /// How one probe went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -268,7 +268,42 @@ pub async fn check_endpoint_with(role: &str, cfg: &ModelConfig, opts: Options) -
             .push(probe("logprobs", Outcome::Skip, "not requested".into()));
     }
 
-    // Tools in a stream (logprobs off, to test one thing at a time), then tools + logprobs.
+    // Tools in a stream (logprobs off, to test one thing at a time), then tools + logprobs;
+    // an endpoint under the code protocol is never sent tools, so nothing to probe.
+    if cfg.tool_protocol == ToolProtocol::Code {
+        for name in ["tools in stream", "tools + logprobs"] {
+            report.probes.push(probe(
+                name,
+                Outcome::Skip,
+                "tool_protocol = \"code\" sends no tools".into(),
+            ));
+        }
+    } else {
+        tool_probes(cfg, &client, &probe_cfg, &mut report, &mut fixes).await;
+    }
+
+    if let Some(window) = opts.context_window {
+        let (p, fix) = context::check(&client, run.prompt_tokens, window).await;
+        report.probes.push(p);
+        fixes.extend(fix);
+    }
+
+    report.verdict = if fixes.is_empty() {
+        "ok: ready".into()
+    } else {
+        fixes.join("; ")
+    };
+    report
+}
+
+/// The two tool probes, for endpoints that are sent tools.
+async fn tool_probes(
+    cfg: &ModelConfig,
+    client: &Client,
+    probe_cfg: &ModelConfig,
+    report: &mut EndpointReport,
+    fixes: &mut Vec<String>,
+) {
     let tools = tool_request();
     let mut no_lp_cfg = probe_cfg.clone();
     no_lp_cfg.logprobs = false;
@@ -289,7 +324,7 @@ pub async fn check_endpoint_with(role: &str, cfg: &ModelConfig, opts: Options) -
         _ => {}
     }
     if cfg.logprobs {
-        let both = attempt(&client, &tools).await;
+        let both = attempt(client, &tools).await;
         let mut p = tool_probe("tools + logprobs", &both);
         if both.fell_back {
             p.outcome = Outcome::Warn;
@@ -319,19 +354,6 @@ pub async fn check_endpoint_with(role: &str, cfg: &ModelConfig, opts: Options) -
             "not requested".into(),
         ));
     }
-
-    if let Some(window) = opts.context_window {
-        let (p, fix) = context::check(&client, run.prompt_tokens, window).await;
-        report.probes.push(p);
-        fixes.extend(fix);
-    }
-
-    report.verdict = if fixes.is_empty() {
-        "ok: ready".into()
-    } else {
-        fixes.join("; ")
-    };
-    report
 }
 
 fn probe(name: &'static str, outcome: Outcome, detail: String) -> Probe {

@@ -46,6 +46,9 @@ pub enum EscalationReason {
     /// No progress: the same move again and again on an unchanged work tree, or replies
     /// without a usable tool call past `agent.max_repairs`.
     Stuck,
+    /// The junior's check failed and `policy.escalate_on_failed_check` is set: the
+    /// cascade's "hand off on the first failed check", for tasks that have a check.
+    CheckFailed,
 }
 
 /// How the session ended, as a label for calibration and scoring.

@@ -43,6 +43,7 @@ impl EscalationReason {
             EscalationReason::SelfAsk => "self_ask",
             EscalationReason::Fault => "fault",
             EscalationReason::Stuck => "stuck",
+            EscalationReason::CheckFailed => "check_failed",
         }
     }
 
@@ -54,6 +55,7 @@ impl EscalationReason {
             EscalationReason::SelfAsk => "the junior asked",
             EscalationReason::Fault => "the junior's endpoint failed",
             EscalationReason::Stuck => "the junior is stuck",
+            EscalationReason::CheckFailed => "the junior's check failed",
         }
     }
 }
@@ -104,6 +106,7 @@ mod tests {
             EscalationReason::SelfAsk,
             EscalationReason::Fault,
             EscalationReason::Stuck,
+            EscalationReason::CheckFailed,
         ] {
             assert_eq!(e.to_string(), wire(e));
             assert!(!e.explain().is_empty());

@@ -342,3 +342,53 @@ async fn a_takeover_gives_a_code_senior_the_files_and_the_failing_check_and_no_j
         "{text}"
     );
 }
+
+/// `policy.escalate_on_failed_check`: the junior's first failed check hands off at once,
+/// whatever B_t says (the judge is off here: τ = 0); in shadow mode it is only logged, once.
+#[tokio::test]
+async fn the_first_failed_check_hands_off_under_escalate_on_failed_check() {
+    use handoff::config::{HandoffMode, RouteMode};
+    let wrong = "```python\ndef double(x):\n    return x + 2\n```\n";
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    for shadow in [false, true] {
+        let junior = Script::new(vec![
+            reply(confident(wrong), None),
+            reply(confident(wrong), None),
+            reply(confident(right), None),
+        ]);
+        let senior = Script::new(vec![reply(confident(right), None)]);
+        let (j, s) = servers(junior, senior).await;
+        let dir = repo(&[("mathx.py", STUB), ("test_mathx.py", TEST)]);
+        let mut cfg = config(&j, &s);
+        cfg.junior.tool_protocol = ToolProtocol::Code;
+        cfg.senior.tool_protocol = ToolProtocol::Code;
+        cfg.agent.check = Some("python3 test_mathx.py".into());
+        cfg.agent.retry = Retry::Resample;
+        cfg.policy.threshold = handoff::config::ThresholdKind::Constant;
+        cfg.policy.constant = 0.0;
+        cfg.policy.route = RouteMode::Senior;
+        cfg.policy.handoff = HandoffMode::Rest;
+        cfg.policy.escalate_on_failed_check = true;
+        cfg.policy.shadow = shadow;
+        let (code, events, err) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+        assert_eq!(code, Some(0), "{err}");
+        let escalations = of_type(&events, "escalated");
+        assert_eq!(escalations.len(), 1, "once per session: {escalations:?}");
+        assert_eq!(escalations[0]["reason"], "check_failed");
+        assert_eq!(escalations[0]["step"], 1);
+        assert_eq!(escalations[0]["shadow"], shadow);
+        if shadow {
+            // The junior went on, failed again (no second escalation) and then passed.
+            assert_eq!(j.bodies().len(), 3);
+            assert!(s.bodies().is_empty());
+        } else {
+            assert_eq!(
+                j.bodies().len(),
+                1,
+                "the junior stopped at its first failure"
+            );
+            assert_eq!(s.bodies().len(), 1);
+            assert_eq!(of_type(&events, "senior_took_over").len(), 1);
+        }
+    }
+}

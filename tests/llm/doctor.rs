@@ -114,6 +114,34 @@ async fn good_server_is_ready() {
     assert!(report.usable);
 }
 
+/// A model that answers tools with plain text (what the small Qwens do) is ready under the
+/// code protocol: it is never sent tools, so neither tool probe runs or blames it.
+#[tokio::test]
+async fn a_code_protocol_endpoint_skips_the_tool_probes() {
+    let script = Script::new(vec![])
+        .models(&["scripted"])
+        .respond_with(|body| {
+            assert!(body.get("tools").is_none(), "no tools under code: {body}");
+            answer(GOOD, body)
+        });
+    let server = ScriptedServer::start(script).await.expect("server");
+    let mut cfg = config(&server, 3);
+    cfg.tool_protocol = handoff::config::ToolProtocol::Code;
+    let report = doctor::check_endpoint("junior", &cfg).await;
+    assert_eq!(
+        outcomes(&report),
+        vec![
+            ("reachable", Outcome::Ok),
+            ("model listed", Outcome::Ok),
+            ("stream", Outcome::Ok),
+            ("logprobs", Outcome::Ok),
+            ("tools in stream", Outcome::Skip),
+            ("tools + logprobs", Outcome::Skip),
+        ]
+    );
+    assert_eq!(report.verdict, "ok: ready");
+}
+
 #[tokio::test]
 async fn llama_cpp_like_server_gets_the_n_probs_verdict() {
     let server = fake(LLAMA_CPP).await;

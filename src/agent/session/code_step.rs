@@ -404,6 +404,13 @@ impl Session<'_> {
         if verdict == Verdict::Escalate {
             return self.escalate(EscalationReason::Threshold).await;
         }
+        if facts.check_failed
+            && actor == Actor::Junior
+            && self.config().policy.escalate_on_failed_check
+            && let Some(next) = self.on_failed_check().await
+        {
+            return next;
+        }
         if unchanged_after_failure {
             // Measured on Qwen2.5-Coder 0.5B (docs/guide.md, "The junior writes code"): shown the
             // failing check, a junior that sends its code back unchanged sends it again

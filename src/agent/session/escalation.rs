@@ -15,7 +15,7 @@ impl Session<'_> {
             // The gate decides, as for a firing: hand off, or (shadow mode, an explored
             // session, or a draw to explore) only log it and let the check label the tree.
             self.gate.set_shadow(self.inbox.control().shadow);
-            let verdict = self.gate.on_stuck();
+            let verdict = self.gate.on_rule();
             if verdict == Verdict::Escalate {
                 return self.escalate(EscalationReason::Stuck).await;
             }
@@ -24,6 +24,24 @@ impl Session<'_> {
             self.emitter.emit(ev).await;
         }
         Next::End(self.ran_out().await)
+    }
+
+    /// The junior's first failed check under `policy.escalate_on_failed_check`: the gate
+    /// decides as for the stuck rule (hand off; or in shadow mode, or explored, only log it
+    /// and let the junior go on). Later failures are the judge's.
+    pub(super) async fn on_failed_check(&mut self) -> Option<Next> {
+        if std::mem::replace(&mut self.failed_check_ruled, true) {
+            return None;
+        }
+        self.gate.set_shadow(self.inbox.control().shadow);
+        let reason = EscalationReason::CheckFailed;
+        let verdict = self.gate.on_rule();
+        if verdict == Verdict::Escalate {
+            return Some(self.escalate(reason).await);
+        }
+        let ev = shadow_escalation(&self.watch, &self.gate, self.step, reason, verdict);
+        self.emitter.emit(ev).await;
+        None
     }
 
     /// The label of a session that ran out of steps, tokens or moves: with `agent.check`
@@ -134,6 +152,7 @@ impl Session<'_> {
                 "it asked the operator, who left the decision to you".to_string()
             }
             EscalationReason::Fault => "its model endpoint kept failing".to_string(),
+            EscalationReason::CheckFailed => "its check failed".to_string(),
             EscalationReason::Stuck => match &self.stuck_why {
                 Some(why) => format!("it was stuck ({why})"),
                 None => "it was stuck".to_string(),
@@ -162,10 +181,10 @@ impl Session<'_> {
             };
             router::decide(mode, reply.as_deref(), self.task)
         };
-        // The gate drew this hand-off (a firing or the stuck rule) under exploration.
+        // The gate drew this hand-off (a firing or a loop rule) under exploration.
         let drawn = matches!(
             reason,
-            EscalationReason::Threshold | EscalationReason::Stuck
+            EscalationReason::Threshold | EscalationReason::Stuck | EscalationReason::CheckFailed
         );
         let propensity = drawn.then(|| self.gate.propensity()).flatten();
         let escalated = self
