@@ -205,9 +205,10 @@ impl Preset {
                     "http://127.0.0.1:8091/v1",
                     "qwen2.5-coder-1.5b-instruct",
                     false,
-                    "json_schema",
+                    "code",
                     16384,
-                    "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+                    "Qwen2.5-Coder-1.5B-Instruct Q4_K_M; a takeover writes code too (the \
+                     handoff note ends with the files)",
                 ),
             ),
         }
