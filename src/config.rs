@@ -14,11 +14,13 @@ use sha2::{Digest, Sha256};
 
 mod checkpoints;
 mod overrides;
+mod policy;
 pub mod protected;
 mod validate;
 
 pub use checkpoints::CheckpointsConfig;
 pub use overrides::Override;
+pub use policy::{HandoffMode, PolicyConfig, RouteMode, ThresholdKind};
 
 /// The documented example, also written by `handoff init`.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
@@ -192,87 +194,6 @@ pub struct Costs {
     pub p_senior: f64,
     /// Probability that the operator's answer unblocks the junior to a correct result.
     pub p_operator: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ThresholdKind {
-    Constant,
-    Myopic,
-    Optimal,
-    /// The step schedule in `policy.step_schedule` (written by `handoff schedule --write`),
-    /// decided at junior step ends only.
-    Steps,
-}
-
-impl ThresholdKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ThresholdKind::Constant => "constant",
-            ThresholdKind::Myopic => "myopic",
-            ThresholdKind::Optimal => "optimal",
-            ThresholdKind::Steps => "steps",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RouteMode {
-    /// Ask the senior whether the blocker is missing information (operator) or capability (senior).
-    Triage,
-    Senior,
-    Operator,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HandoffMode {
-    /// The senior does one step, then control returns to the junior.
-    Step,
-    /// The senior finishes the task from the junior's tree.
-    Rest,
-    /// The senior finishes from the session's start: the work tree goes back to the first
-    /// checkpoint (the junior's tree is kept as the checkpoint `before-restart`) and the
-    /// note shows what the junior tried as a diff no longer in the tree. For juniors whose
-    /// edits the senior cannot use: on the tool-call lane, `rest` takeovers from the
-    /// junior's raw transcript solved 0 where `restart` solved 5 of 21
-    /// (docs/results/2026-12-02-cascade-real.md).
-    Restart,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PolicyConfig {
-    pub threshold: ThresholdKind,
-    /// τ for the `constant` policy.
-    pub constant: f64,
-    pub route: RouteMode,
-    pub handoff: HandoffMode,
-    /// Compute and log every decision, never hand off.
-    pub shadow: bool,
-    /// A calibration JSON written by `handoff calibrate`; `None` uses the built-in prior.
-    pub calibration: Option<PathBuf>,
-    /// For `threshold = "steps"`: the JSON `handoff schedule --write FILE` wrote (its
-    /// `tau`, one τ per junior step end).
-    pub step_schedule: Option<PathBuf>,
-    /// Steps after a return from the senior during which no new escalation happens.
-    pub cooldown_steps: u32,
-    /// The optimal schedule is computed every this many ticks and held constant between.
-    pub schedule_stride: u32,
-    /// Shadow exploration ε: each live decision to hand off is instead explored (the
-    /// session goes on in shadow mode, its outcome observed) with this probability, logged
-    /// as the decision's propensity, so `calibrate` can weight censored corpora. 0 = off.
-    pub explore: f64,
-    /// Seed of the exploration draws (mixed with the task text, so sessions of different
-    /// tasks draw differently and a session is reproducible).
-    pub explore_seed: u64,
-    /// Hand off the first time the junior's code fails the task's check (`agent.check`,
-    /// code protocol), whatever B_t says: the cascade's "hand off on the first failed
-    /// check". With a check, a failed run is the strongest evidence the loop has; on the
-    /// real lane the 0.5B's own retries after a failed check rarely recover
-    /// (docs/results/2026-12-05-code-protocol.md). Logged with reason `check_failed`.
-    pub escalate_on_failed_check: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -466,25 +387,6 @@ impl Default for Costs {
     }
 }
 
-impl Default for PolicyConfig {
-    fn default() -> Self {
-        PolicyConfig {
-            threshold: ThresholdKind::Optimal,
-            constant: 0.5,
-            route: RouteMode::Triage,
-            handoff: HandoffMode::Step,
-            shadow: false,
-            calibration: None,
-            step_schedule: None,
-            cooldown_steps: 2,
-            schedule_stride: 64,
-            explore: 0.0,
-            explore_seed: 0,
-            escalate_on_failed_check: false,
-        }
-    }
-}
-
 impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
@@ -622,140 +524,4 @@ pub fn expand_home(path: &std::path::Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn the_example_parses_to_the_defaults() {
-        let parsed = Config::parse(EXAMPLE, "config.example.toml").expect("example parses");
-        assert_eq!(parsed, Config::default());
-    }
-
-    #[test]
-    fn a_bad_protected_glob_is_named_with_its_line() {
-        let msg = err("[agent]\nmax_steps = 3\nprotected = [\"tests/[a\"]\n");
-        assert!(
-            msg.contains("agent.protected") && msg.contains("c.toml:3"),
-            "{msg}"
-        );
-        let msg = err("[agent]\nprotected = [\"/etc/passwd\"]\n");
-        assert!(msg.contains("relative to the repository"), "{msg}");
-        let ok = Config::parse("[agent]\nprotected = [\"spec/**\"]\n", "c.toml").expect("ok");
-        assert_eq!(ok.agent.protected, Some(vec!["spec/**".to_string()]));
-    }
-
-    #[test]
-    fn an_empty_file_is_the_defaults() {
-        assert_eq!(Config::parse("", "x").expect("empty"), Config::default());
-    }
-
-    fn err(text: &str) -> String {
-        match Config::parse(text, "c.toml") {
-            Ok(_) => panic!("expected an error for {text:?}"),
-            Err(e) => e.to_string(),
-        }
-    }
-
-    #[test]
-    fn an_unknown_key_is_named_with_its_line() {
-        let msg = err("[junior]\nmodel = \"m\"\ntemprature = 0.1\n");
-        assert!(msg.contains("temprature"), "{msg}");
-        assert!(msg.contains("line 3"), "{msg}");
-    }
-
-    #[test]
-    fn a_wrong_type_is_named_with_its_line() {
-        let msg = err("[costs]\n\nloss = \"high\"\n");
-        assert!(msg.contains("line 3"), "{msg}");
-        assert!(msg.contains("loss"), "{msg}");
-    }
-
-    #[test]
-    fn a_dotted_key_is_named_with_its_own_line() {
-        let msg = err("# top\n\n\njunior.max_tokens = 0\n");
-        assert!(msg.starts_with("c.toml:4: `junior.max_tokens`"), "{msg}");
-        let msg = err("[senior]\nmodel = \"s\"\n\n[junior]\nmodel = \"j\"\nmax_tokens = 0\n");
-        assert!(msg.starts_with("c.toml:6: `junior.max_tokens`"), "{msg}");
-        let msg = err("junior = { model = \"j\",\n  max_tokens = 0 }\n");
-        assert!(msg.starts_with("c.toml:2: `junior.max_tokens`"), "{msg}");
-    }
-
-    #[test]
-    fn an_out_of_range_value_names_key_and_line() {
-        let msg = err("[costs]\nkappa = 0.1\np_senior = 1.5\n");
-        assert_eq!(
-            msg,
-            "c.toml:3: `costs.p_senior` must be a probability in [0, 1]"
-        );
-    }
-
-    #[test]
-    fn an_unknown_enum_value_is_named() {
-        let msg = err("[policy]\nthreshold = \"clever\"\n");
-        assert!(msg.contains("clever") && msg.contains("line 2"), "{msg}");
-    }
-
-    #[test]
-    fn tool_protocol_and_context_window_are_checked_with_their_lines() {
-        let ok = Config::parse(
-            "[junior]\ntool_protocol = \"text\"\ncontext_window = 16384\n[senior]\ntool_protocol = \"native\"\n",
-            "c.toml",
-        )
-        .expect("valid");
-        assert_eq!(ok.junior.tool_protocol, ToolProtocol::Text);
-        assert_eq!(ok.junior.context_window, Some(16384));
-        assert_eq!(ok.senior.tool_protocol, ToolProtocol::Native);
-        assert_eq!(Config::default().junior.tool_protocol, ToolProtocol::Auto);
-
-        let schema =
-            Config::parse("[junior]\ntool_protocol = \"json_schema\"\n", "c.toml").expect("valid");
-        assert_eq!(schema.junior.tool_protocol, ToolProtocol::JsonSchema);
-        assert!(schema.junior.tool_protocol.uses_text());
-        assert!(!schema.junior.tool_protocol.sends_tools());
-        assert!(schema.junior.tool_protocol.reads_text());
-        assert!(!ToolProtocol::Text.constrains_reply());
-        assert_eq!(
-            err(
-                "[junior]\ntool_protocol = \"json_schema\"\n[junior.extra]\nresponse_format = \"x\"\n"
-            ),
-            "c.toml:4: `junior.extra.response_format` must be left out under tool_protocol = \
-             \"json_schema\", which builds response_format from the offered tools"
-        );
-        let msg = err("[junior]\nmodel = \"m\"\ntool_protocol = \"json\"\n");
-        assert!(msg.contains("line 3") && msg.contains("json"), "{msg}");
-        assert_eq!(
-            err("[senior]\n\ncontext_window = 100\n"),
-            "c.toml:3: `senior.context_window` must be at least 512 tokens (leave it out when unknown)"
-        );
-        assert_eq!(
-            err("[junior]\nmax_tokens = 4096\ncontext_window = 4096\n"),
-            "c.toml:2: `junior.max_tokens` must be smaller than context_window (4096): the reply \
-             and the prompt share the window"
-        );
-    }
-
-    #[test]
-    fn a_key_in_the_file_instead_of_a_variable_name_is_refused() {
-        let msg = err("[senior]\napi_key_env = \"OPENAI_API_KEY=sk-123\"\n");
-        assert!(msg.contains("senior.api_key_env"), "{msg}");
-    }
-
-    #[test]
-    fn init_refuses_to_overwrite() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("sub/config.toml");
-        init(&path).expect("first init");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), EXAMPLE);
-        assert!(matches!(init(&path), Err(ConfigError::Exists(_))));
-    }
-
-    #[test]
-    fn the_digest_changes_with_the_config() {
-        let a = Config::default();
-        let mut b = Config::default();
-        b.costs.loss = 2.0;
-        assert_ne!(a.digest(), b.digest());
-        assert_eq!(a.digest(), Config::default().digest());
-    }
-}
+mod tests;

@@ -262,3 +262,19 @@ fn agent_and_competence_files_import_each_other_without_a_cycle() {
         assert_eq!(cycle(&graph), None, "a cycle in src/{folder}/");
     }
 }
+
+/// A file a newcomer can read in one sitting: none in `src/` over 600 lines (tests beside
+/// a module live in a file of their own, `#[path = "…_tests.rs"]` or `tests.rs`).
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).ok()?.lines().count();
+            (n > 600).then(|| format!("{} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split these along their jobs: {long:?}");
+}

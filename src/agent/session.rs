@@ -37,6 +37,7 @@ use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd}
 use crate::competence::repeats::{self, Move, Progress};
 use crate::judge::SessionJudge;
 
+mod check_message;
 mod code_step;
 mod ends;
 mod escalation;

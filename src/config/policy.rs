@@ -1,0 +1,105 @@
+//! `[policy]`: when the judge hands off, to whom, and how the senior takes over.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdKind {
+    Constant,
+    Myopic,
+    Optimal,
+    /// The step schedule in `policy.step_schedule` (written by `handoff schedule --write`),
+    /// decided at junior step ends only.
+    Steps,
+}
+
+impl ThresholdKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ThresholdKind::Constant => "constant",
+            ThresholdKind::Myopic => "myopic",
+            ThresholdKind::Optimal => "optimal",
+            ThresholdKind::Steps => "steps",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteMode {
+    /// Ask the senior whether the blocker is missing information (operator) or capability (senior).
+    Triage,
+    Senior,
+    Operator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoffMode {
+    /// The senior does one step, then control returns to the junior.
+    Step,
+    /// The senior finishes the task from the junior's tree.
+    Rest,
+    /// The senior finishes from the session's start: the work tree goes back to the first
+    /// checkpoint (the junior's tree is kept as the checkpoint `before-restart`) and the
+    /// note shows what the junior tried as a diff no longer in the tree. For juniors whose
+    /// edits the senior cannot use: on the tool-call lane, `rest` takeovers from the
+    /// junior's raw transcript solved 0 where `restart` solved 5 of 21
+    /// (docs/results/2026-12-02-cascade-real.md).
+    Restart,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    pub threshold: ThresholdKind,
+    /// τ for the `constant` policy.
+    pub constant: f64,
+    pub route: RouteMode,
+    pub handoff: HandoffMode,
+    /// Compute and log every decision, never hand off.
+    pub shadow: bool,
+    /// A calibration JSON written by `handoff calibrate`; `None` uses the built-in prior.
+    pub calibration: Option<PathBuf>,
+    /// For `threshold = "steps"`: the JSON `handoff schedule --write FILE` wrote (its
+    /// `tau`, one τ per junior step end).
+    pub step_schedule: Option<PathBuf>,
+    /// Steps after a return from the senior during which no new escalation happens.
+    pub cooldown_steps: u32,
+    /// The optimal schedule is computed every this many ticks and held constant between.
+    pub schedule_stride: u32,
+    /// Shadow exploration ε: each live decision to hand off is instead explored (the
+    /// session goes on in shadow mode, its outcome observed) with this probability, logged
+    /// as the decision's propensity, so `calibrate` can weight censored corpora. 0 = off.
+    pub explore: f64,
+    /// Seed of the exploration draws (mixed with the task text, so sessions of different
+    /// tasks draw differently and a session is reproducible).
+    pub explore_seed: u64,
+    /// Hand off the first time the junior's code fails the task's check (`agent.check`,
+    /// code protocol), whatever B_t says: the cascade's "hand off on the first failed
+    /// check". With a check, a failed run is the strongest evidence the loop has; on the
+    /// real lane the 0.5B's own retries after a failed check rarely recover
+    /// (docs/results/2026-12-05-code-protocol.md). Logged with reason `check_failed`.
+    pub escalate_on_failed_check: bool,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            threshold: ThresholdKind::Optimal,
+            constant: 0.5,
+            route: RouteMode::Triage,
+            handoff: HandoffMode::Step,
+            shadow: false,
+            calibration: None,
+            step_schedule: None,
+            cooldown_steps: 2,
+            schedule_stride: 64,
+            explore: 0.0,
+            explore_seed: 0,
+            escalate_on_failed_check: false,
+        }
+    }
+}
