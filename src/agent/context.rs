@@ -106,9 +106,12 @@ pub fn handoff_note(template: &str, f: &HandoffFacts<'_>) -> String {
     let diff = match (f.diff.trim().is_empty(), f.restarted) {
         (true, _) => "(no changes)".to_string(),
         (false, false) => format!("```diff\n{}\n```", head(f.diff.trim_end(), DIFF_CAP)),
+        // After a restart the attempt's code is not shown: on the real lane a 1.5B senior
+        // shown the 0.5B's failed code sent it back verbatim (docs/results/2026-12-06-takeover.md).
         (false, true) => format!(
-            "The work tree is back where the session started; this attempt is not in it.\n```diff\n{}\n```",
-            head(f.diff.trim_end(), DIFF_CAP)
+            "The work tree is back where the session started: start over. The junior's \
+             attempt, not shown, changed {}.",
+            touched(f.diff)
         ),
     };
     let check = match (&f.check, f.last_command) {
@@ -143,6 +146,24 @@ pub fn handoff_note(template: &str, f: &HandoffFacts<'_>) -> String {
         .replace("{diff}", &diff)
         .replace("{check}", &check)
         .replace("{brief}", f.brief.trim_end())
+}
+
+/// The files a unified diff changes, in order, as `a, b`.
+fn touched(diff: &str) -> String {
+    let mut files: Vec<&str> = Vec::new();
+    for l in diff.lines() {
+        if let Some(path) = l.strip_prefix("diff --git a/")
+            && let Some((a, _)) = path.split_once(" b/")
+            && !files.contains(&a)
+        {
+            files.push(a);
+        }
+    }
+    if files.is_empty() {
+        "the files".to_string()
+    } else {
+        files.join(", ")
+    }
 }
 
 /// The last `cap` bytes of `s`, cut at a character boundary, marked when cut.
@@ -223,6 +244,10 @@ mod tests {
             "{restarted}"
         );
         assert!(restarted.ends_with("|No check has run."), "{restarted}");
+        assert!(
+            !restarted.contains("+b"),
+            "the attempt's code is not shown: {restarted}"
+        );
     }
 
     #[test]

@@ -19,11 +19,17 @@ use super::reply::CodeReply;
 ///   row);
 /// - **untouched**: every placed file that had stubs still has all of them (the 0.5B on
 ///   HumanEval/50 rewrote the already implemented `encode_shift` and never wrote the
-///   `decode_shift` stub).
+///   `decode_shift` stub);
+/// - **reverted**: a top-level function the file implements comes back as a stub (the 1.5B
+///   as a senior, resampled after a failed check on HumanEval/147, sent the original stub
+///   over the code it had written).
 ///
 /// A reply that implements one stub of several is progress and passes, as does code for a
 /// new file (an abstract method in it is not an echo).
 pub fn left_unwritten(reply: &CodeReply, placed: &[Placed], files: &impl Files) -> Option<String> {
+    if let Some(name) = reverted(placed, files) {
+        return Some(name);
+    }
     if let Some(name) = echoed(reply)
         && !placed.iter().any(|p| {
             let before = files.read(&p.path).map_or(0, |t| raise_lines(&t));
@@ -45,6 +51,30 @@ pub fn left_unwritten(reply: &CodeReply, placed: &[Placed], files: &impl Files) 
         left = left.or_else(|| after.into_iter().next());
     }
     left
+}
+
+/// A top-level function a placed file implemented that the placed code turns into a stub.
+fn reverted(placed: &[Placed], files: &impl Files) -> Option<String> {
+    placed.iter().find_map(|p| {
+        let before = files.read(&p.path)?;
+        let was_stub = stubs(&before);
+        let defined = top_level_defs(&before);
+        stubs(&p.content)
+            .into_iter()
+            .find(|n| defined.contains(n) && !was_stub.contains(n))
+    })
+}
+
+/// The names of the top-level functions of `text`.
+fn top_level_defs(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let t = l.strip_prefix("async ").unwrap_or(l);
+            t.strip_prefix("def ")
+                .and_then(|r| r.split('(').next())
+                .map(|n| n.trim().to_string())
+        })
+        .collect()
 }
 
 fn raises(line: &str) -> bool {
@@ -144,6 +174,16 @@ mod tests {
         let new = read("new.py\n```python\ndef later():\n    raise NotImplementedError\n```\n");
         let placed = place(&new, &files, &targets()).expect("placed");
         assert_eq!(left_unwritten(&new, &placed, &files), None);
+    }
+
+    #[test]
+    fn a_reply_that_turns_written_code_back_into_the_stub_is_named() {
+        let written = "def encode(s):\n    return s[::-1]\n\n\ndef decode(s):\n    return s\n";
+        let stub = "```python\ndef decode(s):\n    \"\"\"Undo encode.\"\"\"\n    raise NotImplementedError\n```\n";
+        assert_eq!(verdict(written, stub).as_deref(), Some("decode"));
+        // Rewriting it with another body is not a revert.
+        let other = "```python\ndef decode(s):\n    return s[::-1]\n```\n";
+        assert_eq!(verdict(written, other), None);
     }
 
     #[test]

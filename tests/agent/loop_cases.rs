@@ -466,8 +466,12 @@ async fn a_restart_takeover_undoes_the_juniors_work_and_shows_it_to_the_senior_a
     // as a diff against the start (and that the tree no longer holds it), never its calls.
     let note = first[1]["content"].as_str().expect("note");
     assert!(note.contains("Task: create done.txt"), "{note}");
-    assert!(note.contains("this attempt is not in it"), "{note}");
-    assert!(note.contains("+++ b/junk.txt"), "{note}");
+    assert!(note.contains("start over"), "{note}");
+    assert!(note.contains("changed junk.txt."), "{note}");
+    assert!(
+        !note.contains("+junior"),
+        "the attempt's code is not shown: {note}"
+    );
     assert!(!note.contains("write_file"), "{note}");
     // The junior's tree is still there to restore.
     let refs = std::process::Command::new("git")
