@@ -148,17 +148,15 @@ pub fn handoff_note(template: &str, f: &HandoffFacts<'_>) -> String {
         .replace("{brief}", f.brief.trim_end())
 }
 
-/// The files a unified diff changes, in order, as `a, b`.
+/// The files a unified diff changes, in order, as `a, b` (read by the diff renderer, which
+/// knows renames and deletions).
 fn touched(diff: &str) -> String {
-    let mut files: Vec<&str> = Vec::new();
-    for l in diff.lines() {
-        if let Some(path) = l.strip_prefix("diff --git a/")
-            && let Some((a, _)) = path.split_once(" b/")
-            && !files.contains(&a)
-        {
-            files.push(a);
-        }
-    }
+    let files: Vec<String> = crate::diffview::from_patch(diff)
+        .files
+        .into_iter()
+        .map(|f| f.path)
+        .filter(|p| !p.is_empty())
+        .collect();
     if files.is_empty() {
         "the files".to_string()
     } else {

@@ -315,6 +315,16 @@ enum After {
     Senior,
 }
 
+impl<'a> Session<'a> {
+    /// The endpoint `actor` is served by (borrowed for the session, not from `self`).
+    fn client_of(&self, actor: Actor) -> &'a Client {
+        match actor {
+            Actor::Junior => self.junior,
+            Actor::Senior => self.senior,
+        }
+    }
+}
+
 impl Session<'_> {
     fn config(&self) -> &Config {
         self.env.config
@@ -382,11 +392,7 @@ impl Session<'_> {
 
     /// Whether `actor` writes code blocks (`tool_protocol = "code"`) rather than calls.
     fn writes_code(&self, actor: Actor) -> bool {
-        let client = match actor {
-            Actor::Junior => self.junior,
-            Actor::Senior => self.senior,
-        };
-        self.code.is_some() && client.config().tool_protocol.writes_code()
+        self.code.is_some() && self.client_of(actor).config().tool_protocol.writes_code()
     }
 
     fn progress_of(&mut self, actor: Actor) -> &mut Progress {
@@ -404,8 +410,8 @@ impl Session<'_> {
         match after {
             After::End(outcome) => Some(Next::End(outcome)),
             After::Senior if self.senior_history.is_none() => {
-                let reason = "it asked the operator, who left the decision to you";
-                self.hand_to_senior(reason).await;
+                let reason = self.reason_words(EscalationReason::SelfAsk);
+                self.hand_to_senior(&reason).await;
                 Some(Next::Continue)
             }
             After::Senior => None,

@@ -431,10 +431,7 @@ impl Session<'_> {
     /// (see [`Retry`] for the figures).
     async fn resample(&mut self, actor: Actor) {
         let temperature = self.config().agent.retry_temperature;
-        let client = match actor {
-            Actor::Junior => self.junior,
-            Actor::Senior => self.senior,
-        };
+        let client = self.client_of(actor);
         let (history, seat) = self.writer(actor);
         let Some(seat) = seat else {
             return;

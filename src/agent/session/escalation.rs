@@ -66,10 +66,7 @@ impl Session<'_> {
     /// left out of the schema for one reply (a warning says so). The system prompt still
     /// lists every tool, so the server's prompt cache is kept.
     pub(super) async fn offered(&mut self, actor: Actor, specs: &[ToolSpec]) -> Vec<ToolSpec> {
-        let client = match actor {
-            Actor::Junior => self.junior,
-            Actor::Senior => self.senior,
-        };
+        let client = self.client_of(actor);
         let Some(barred) = self.barred.take() else {
             return specs.to_vec();
         };
@@ -100,8 +97,9 @@ impl Session<'_> {
 
     /// The handoff note: why the junior was stopped (`reason`), what it changed, the last
     /// check, and the task with its files as they stand now, in the shape of the first
-    /// message of the reader's protocol. Never the junior's replies or calls.
-    pub(super) fn note(&self, reason: &str, restarted: bool) -> String {
+    /// message of the reader's protocol. Never the junior's replies or calls. With it, the
+    /// files the note shows for editing (where a senior's block without a path goes).
+    pub(super) fn note(&self, reason: &str, restarted: bool) -> (String, Vec<String>) {
         let why = self.watch.why();
         // What the junior tried: the start against its last tree (kept by a restart).
         let tried = self.tried.as_ref().or(self.last_checkpoint.as_ref());
@@ -122,7 +120,7 @@ impl Session<'_> {
         });
         let config = self.config();
         let brief = code_brief(self.env.workspace, config, &config.senior, self.task);
-        handoff_note(
+        let note = handoff_note(
             &self.prompts.handoff,
             &HandoffFacts {
                 reason,
@@ -138,11 +136,12 @@ impl Session<'_> {
                 refused: self.ledger.refused.as_deref(),
                 brief: &brief.message,
             },
-        )
+        );
+        (note, brief.targets)
     }
 
     /// Why control left the junior, in the words the note gives the senior.
-    fn reason_words(&self, reason: EscalationReason) -> String {
+    pub(super) fn reason_words(&self, reason: EscalationReason) -> String {
         match reason {
             EscalationReason::Threshold => {
                 "the judge found it unlikely to finish the task correctly".to_string()
@@ -163,12 +162,13 @@ impl Session<'_> {
     /// Control leaves the junior: decide the route, tell the log, and hand off.
     pub(super) async fn escalate(&mut self, reason: EscalationReason) -> Next {
         let words = self.reason_words(reason);
-        let note = self.note(&words, false);
         let mode = self.config().policy.route;
         let decision = if reason == EscalationReason::Fault {
             router::decide(RouteMode::Senior, None, self.task)
         } else {
             let reply = if router::needs_triage_call(mode) {
+                // Triage reads the note the senior would get; built only when asked for.
+                let (note, _) = self.note(&words, false);
                 let prompt = &self.prompts.triage;
                 match handoff::triage(&self.emitter, &mut self.inbox, self.senior, prompt, &note)
                     .await
@@ -251,7 +251,7 @@ impl Session<'_> {
             self.start_over().await;
         }
         let restarted = restart && self.tried.is_some();
-        let note = self.note(reason, restarted);
+        let (note, targets) = self.note(reason, restarted);
         let system = if restart {
             self.prompts.restart.clone()
         } else {
@@ -269,13 +269,8 @@ impl Session<'_> {
             && let Some(code) = self.code.as_mut()
         {
             // Where a block without a path goes: the files the note showed for editing.
-            let config = self.env.config;
-            let brief = code_brief(self.env.workspace, config, &config.senior, self.task);
-            code.targets = brief.targets;
-            code.senior = Seat {
-                resampler: None,
-                opening: 2,
-            };
+            code.targets = targets;
+            code.senior = Seat::default();
         }
     }
 
