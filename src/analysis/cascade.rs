@@ -16,7 +16,12 @@
 //! - **streaming, constant τ**: the first place where the re-scored judge (the live gate:
 //!   cooldowns, step ends) escalates, or where the loop's own rules (stuck, a dead
 //!   endpoint) handed off, is the hand-off;
-//! - **streaming, optimal schedule**: the same with the DP threshold, swept over κ.
+//! - **streaming, myopic**: the same with the myopic threshold, swept over κ;
+//! - **streaming, optimal schedule**: the same with the DP threshold, swept over κ (not for
+//!   a feature calibration, whose belief has no per-token law to plan on);
+//! - **hand-off on the first failed check** (with the check only): the junior keeps the
+//!   task until the check it runs first fails, then the senior takes over
+//!   (`policy.escalate_on_failed_check`).
 //!
 //! Compute is in junior-token equivalents: junior tokens + senior tokens × the parameter
 //! ratio, for output tokens and for input + output tokens, each as a multiple of the
@@ -26,6 +31,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::wall::{Wall, WallTrace};
 use crate::metrics::{Forecast, Interval, bootstrap};
 use crate::protocol::{Actor, EscalationReason, Event, Outcome};
 
@@ -44,6 +50,10 @@ pub struct JuniorRun {
     /// The first hand-off the loop's own rules made (stuck, a dead endpoint), by tick: a
     /// live cascade hands off there too.
     pub loop_handoff: Option<u64>,
+    /// The tick of the first check that failed, if one did.
+    pub first_failed_check: Option<u64>,
+    /// The session's wall time, by tick (empty when read from events without stamps).
+    pub wall: WallTrace,
 }
 
 impl JuniorRun {
@@ -53,9 +63,20 @@ impl JuniorRun {
             passed: false,
             requests: Vec::new(),
             loop_handoff: None,
+            first_failed_check: None,
+            wall: WallTrace::default(),
         };
+        let mut tick = 0;
         for e in events {
             match e {
+                Event::Token {
+                    actor: Actor::Junior,
+                    tick: t,
+                    ..
+                } => tick = *t,
+                Event::CheckRan { passed: false, .. } if run.first_failed_check.is_none() => {
+                    run.first_failed_check = Some(tick);
+                }
                 Event::CostIncurred {
                     actor: Actor::Junior,
                     input_tokens,
@@ -114,6 +135,7 @@ pub struct SeniorRun {
     pub passed: bool,
     pub input: u64,
     pub output: u64,
+    pub wall: Wall,
 }
 
 impl SeniorRun {
@@ -122,6 +144,7 @@ impl SeniorRun {
             passed: false,
             input: 0,
             output: 0,
+            wall: Wall::default(),
         };
         for e in events {
             match e {
@@ -196,6 +219,7 @@ pub struct Decision {
     /// The hand-off was the loop's own rule (stuck, a dead endpoint), not the judge's.
     pub by_loop: bool,
     pub spent: Spent,
+    pub wall: Wall,
 }
 
 /// The junior keeps the task (`None`) or hands off at the judge's tick or the loop's,
@@ -218,6 +242,7 @@ pub fn streaming(pair: &TaskPair, judge: Option<u64>) -> Decision {
             escalated: true,
             by_loop,
             spent: Spent::junior(pair, Some(t)).plus_senior(pair),
+            wall: pair.junior.wall.by(Some(t)).plus(pair.senior.wall),
         },
     }
 }
@@ -228,6 +253,7 @@ pub fn junior_alone(pair: &TaskPair) -> Decision {
         escalated: false,
         by_loop: false,
         spent: Spent::junior(pair, None),
+        wall: pair.junior.wall.total,
     }
 }
 
@@ -237,6 +263,7 @@ pub fn senior_alone(pair: &TaskPair) -> Decision {
         escalated: true,
         by_loop: false,
         spent: Spent::default().plus_senior(pair),
+        wall: pair.senior.wall,
     }
 }
 
@@ -250,6 +277,7 @@ pub fn oracle(pair: &TaskPair) -> Decision {
             escalated: true,
             by_loop: false,
             spent: Spent::default().plus_senior(pair),
+            wall: pair.senior.wall,
         }
     }
 }
@@ -262,10 +290,27 @@ pub fn post_hoc(pair: &TaskPair, escalate: bool) -> Decision {
             escalated: true,
             by_loop: false,
             spent: Spent::junior(pair, None).plus_senior(pair),
+            wall: pair.junior.wall.total.plus(pair.senior.wall),
         }
     } else {
         junior_alone(pair)
     }
+}
+
+/// The junior keeps the task until its first check fails, then hands off there (or where
+/// the loop's own rules handed off, if that came first).
+pub fn on_failed_check(pair: &TaskPair) -> Decision {
+    streaming(pair, pair.junior.first_failed_check)
+}
+
+/// Mean seconds per task, by what the machine was waiting for ([`Wall`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Seconds {
+    pub prefill: f64,
+    pub generation: f64,
+    pub commands: f64,
+    pub other: f64,
+    pub total: f64,
 }
 
 /// One point of a frontier: a policy at one parameter, over all tasks.
@@ -286,6 +331,11 @@ pub struct Point {
     /// `compute_out` and `compute_all` as multiples of the junior alone's.
     pub relative_out: f64,
     pub relative_all: f64,
+    /// The performance gap recovered, (accuracy − junior's) / (senior's − junior's), the
+    /// seed paper's measure; `None` when the two are equal.
+    pub gap_recovered: Option<f64>,
+    /// Mean wall time per task, the junior's up to the hand-off plus the senior's alone.
+    pub seconds: Seconds,
 }
 
 /// Bootstrap resamples of the accuracy interval, and their seed.
@@ -312,6 +362,10 @@ pub fn score(
         (o + x, a + y)
     });
     let (compute_out, compute_all) = (out / n, all / n);
+    let wall = decisions
+        .iter()
+        .fold(Wall::default(), |w, d| w.plus(d.wall));
+    let secs = |ms: u64| ms as f64 / 1000.0 / n;
     Point {
         policy: policy.to_string(),
         parameter,
@@ -323,6 +377,14 @@ pub fn score(
         compute_all,
         relative_out: relative(compute_out, base.0),
         relative_all: relative(compute_all, base.1),
+        gap_recovered: None,
+        seconds: Seconds {
+            prefill: secs(wall.prefill_ms),
+            generation: secs(wall.generation_ms),
+            commands: secs(wall.commands_ms),
+            other: secs(wall.other_ms),
+            total: secs(wall.total_ms()),
+        },
     }
 }
 

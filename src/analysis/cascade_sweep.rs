@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::cascade::{self, JuniorRun, Point, SeniorRun, TaskPair};
+use super::regime::Regime;
 use super::replay::{ReplayError, counterfactual_config, judge_for, load_events, rescore};
-use crate::competence::Judge;
+use super::wall::WallTrace;
+use crate::competence::{CompetenceError, Judge};
 use crate::config::{Config, ThresholdKind};
 use crate::log::LogError;
-use crate::protocol::Event;
+use crate::protocol::{Event, Stamped};
 
 /// The parameters swept: τ for the constant threshold and post-hoc, κ for the schedule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,6 +23,8 @@ pub struct Sweep {
     pub kappas: Vec<f64>,
     /// Senior tokens × this = junior-token equivalents.
     pub ratio: f64,
+    /// Whether the judge sees the task's check.
+    pub regime: Regime,
 }
 
 impl Default for Sweep {
@@ -32,6 +36,7 @@ impl Default for Sweep {
             kappas: vec![1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2],
             // The issue's ratio: 1.54 B / 0.49 B non-embedding parameters (model cards).
             ratio: 1.54 / 0.49,
+            regime: Regime::Check,
         }
     }
 }
@@ -47,6 +52,8 @@ pub struct Experiment {
     pub assumption: &'static str,
     pub sweep: Sweep,
     pub points: Vec<Point>,
+    /// Policies left out, and why (the optimal schedule under a feature calibration).
+    pub notes: Vec<String>,
 }
 
 pub const ASSUMPTION: &str = "after a hand-off at any point the senior ends the task as it did \
@@ -72,7 +79,19 @@ pub enum CascadeError {
 /// that had to be skipped, for the caller to print.
 pub type Logs = (BTreeMap<String, Vec<Event>>, Vec<String>);
 
+/// [`Logs`] with each event's time stamp, for the wall-time columns.
+pub type StampedLogs = (BTreeMap<String, Vec<Stamped>>, Vec<String>);
+
 pub fn load_logs(dirs: &[PathBuf]) -> Result<Logs, CascadeError> {
+    let (stamped, skipped) = load_stamped(dirs)?;
+    let events = stamped
+        .into_iter()
+        .map(|(task, s)| (task, s.into_iter().map(|s| s.event).collect()))
+        .collect();
+    Ok((events, skipped))
+}
+
+pub fn load_stamped(dirs: &[PathBuf]) -> Result<StampedLogs, CascadeError> {
     let mut out = BTreeMap::new();
     let mut skipped = Vec::new();
     for dir in dirs {
@@ -82,7 +101,7 @@ pub fn load_logs(dirs: &[PathBuf]) -> Result<Logs, CascadeError> {
             let Some(task) = task_id(&file) else { continue };
             let (events, warnings) = load_events(&file)?;
             skipped.extend(warnings.iter().map(ToString::to_string));
-            out.insert(task, events.into_iter().map(|s| s.event).collect());
+            out.insert(task, events);
         }
     }
     Ok((out, skipped))
@@ -124,25 +143,35 @@ fn task_id(path: &Path) -> Option<String> {
 /// The junior's and the senior's runs of each task both have a log of, and the tasks with
 /// a log on one side only.
 fn pairs_of(
-    juniors: &BTreeMap<String, Vec<Event>>,
-    seniors: &BTreeMap<String, Vec<Event>>,
+    juniors: &BTreeMap<String, Vec<Stamped>>,
+    seniors: &BTreeMap<String, Vec<Stamped>>,
 ) -> (Vec<TaskPair>, Vec<String>) {
     let junior_runs = juniors
         .iter()
-        .map(|(t, e)| (t.clone(), JuniorRun::from_events(e)))
+        .map(|(t, e)| {
+            let mut run = JuniorRun::from_events(e.iter().map(|s| &s.event));
+            run.wall = WallTrace::of(e);
+            (t.clone(), run)
+        })
         .collect();
     let senior_runs = seniors
         .iter()
-        .map(|(t, e)| (t.clone(), SeniorRun::from_events(e)))
+        .map(|(t, e)| {
+            let mut run = SeniorRun::from_events(e.iter().map(|s| &s.event));
+            run.wall = WallTrace::of(e).total;
+            (t.clone(), run)
+        })
         .collect();
     cascade::pair(junior_runs, senior_runs)
 }
 
 /// Runs every policy of the sweep over the paired logs. `config` gives the calibration
-/// (`policy.calibration`), the costs of the schedule and `policy.cooldown_steps`.
+/// (`policy.calibration`), the costs of the schedule and `policy.cooldown_steps`. In
+/// [`Regime::NoCheck`] the judge re-scores the junior's logs without what the check told
+/// the loop, and the failed-check policy is left out.
 pub fn run(
-    juniors: &BTreeMap<String, Vec<Event>>,
-    seniors: &BTreeMap<String, Vec<Event>>,
+    juniors: &BTreeMap<String, Vec<Stamped>>,
+    seniors: &BTreeMap<String, Vec<Stamped>>,
     config: &Config,
     sweep: Sweep,
 ) -> Result<Experiment, CascadeError> {
@@ -153,10 +182,18 @@ pub fn run(
             senior: seniors.len(),
         });
     }
-    let events: Vec<&[Event]> = pairs
+    let seen: Vec<Vec<Event>> = pairs
         .iter()
-        .map(|p| juniors.get(&p.task).map_or(&[][..], Vec::as_slice))
+        .map(|p| {
+            juniors.get(&p.task).map_or_else(Vec::new, |e| {
+                e.iter()
+                    .filter_map(|s| sweep.regime.view(&s.event))
+                    .collect()
+            })
+        })
         .collect();
+    let events: Vec<&[Event]> = seen.iter().map(Vec::as_slice).collect();
+    let mut notes = Vec::new();
     let ratio = sweep.ratio;
     let alone: Vec<_> = pairs.iter().map(cascade::junior_alone).collect();
     // The junior alone is the unit of compute: scored against itself, its multiples are 1.
@@ -173,6 +210,13 @@ pub fn run(
         pairs.iter().map(cascade::senior_alone).collect(),
     );
     add("oracle", None, pairs.iter().map(cascade::oracle).collect());
+    if sweep.regime == Regime::Check {
+        add(
+            "hand-off on first failed check",
+            None,
+            pairs.iter().map(cascade::on_failed_check).collect(),
+        );
+    }
     let cooldown = config.policy.cooldown_steps;
     for &tau in &sweep.taus {
         let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
@@ -181,13 +225,33 @@ pub fn run(
         add("streaming, constant τ", Some(tau), streamed);
         add("post-hoc", Some(tau), posthoc);
     }
-    for &kappa in &sweep.kappas {
-        let mut c = config.clone();
-        c.policy.threshold = ThresholdKind::Optimal;
-        c.costs.kappa = kappa;
-        let judge = judge_for(&c)?;
-        let (streamed, _) = judged(&pairs, &events, &judge, cooldown, 0.0);
-        add("streaming, optimal schedule", Some(kappa), streamed);
+    for (kind, name) in [
+        (ThresholdKind::Myopic, "streaming, myopic"),
+        (ThresholdKind::Optimal, "streaming, optimal schedule"),
+    ] {
+        for &kappa in &sweep.kappas {
+            let mut c = config.clone();
+            c.policy.threshold = kind;
+            c.costs.kappa = kappa;
+            let judge = match judge_for(&c) {
+                Ok(judge) => judge,
+                Err(ReplayError::Judge(crate::judge::JudgeError::Schedule(why)))
+                    if why == CompetenceError::NoTokenLaw.to_string() =>
+                {
+                    notes.push(format!("{name}: left out: {why}"));
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let (streamed, _) = judged(&pairs, &events, &judge, cooldown, 0.0);
+            add(name, Some(kappa), streamed);
+        }
+    }
+    let (junior_acc, senior_acc) = (points[0].accuracy.estimate, points[1].accuracy.estimate);
+    for p in &mut points {
+        let gap = senior_acc - junior_acc;
+        p.gap_recovered =
+            (gap.abs() > f64::EPSILON).then(|| (p.accuracy.estimate - junior_acc) / gap);
     }
     Ok(Experiment {
         tasks: pairs.len(),
@@ -197,14 +261,15 @@ pub fn run(
         assumption: ASSUMPTION,
         sweep,
         points,
+        notes,
     })
 }
 
 /// The live check of the streaming policy at constant `tau`: the offline decisions over the
 /// paired logs against live cascade sessions of the same tasks (`live`, by task id).
 pub fn live_check(
-    juniors: &BTreeMap<String, Vec<Event>>,
-    seniors: &BTreeMap<String, Vec<Event>>,
+    juniors: &BTreeMap<String, Vec<Stamped>>,
+    seniors: &BTreeMap<String, Vec<Stamped>>,
     live: &BTreeMap<String, Vec<Event>>,
     tau: f64,
     config: &Config,
@@ -217,7 +282,11 @@ pub fn live_check(
         .iter()
         .map(|pair| {
             let events = juniors.get(&pair.task).map_or(&[][..], Vec::as_slice);
-            let r = rescore(events.iter(), judge.clone(), config.policy.cooldown_steps);
+            let r = rescore(
+                events.iter().map(|s| &s.event),
+                judge.clone(),
+                config.policy.cooldown_steps,
+            );
             let by_judge = r.escalations.first().copied();
             let decision = cascade::streaming(pair, by_judge);
             let tick = if decision.by_loop {
@@ -275,11 +344,20 @@ impl Experiment {
                 self.unpaired.join(", ")
             );
         }
+        let _ = writeln!(s, "regime: {}", self.sweep.regime.name());
         let _ = writeln!(s, "assumed: {}\n", self.assumption);
         let _ = writeln!(
             s,
-            "  {:<29} {:>8}  {:>21}  {:>6}  {:>6}  {:>8}  {:>8}",
-            "policy", "param", "accuracy [95% CI]", "esc.", "loop", "out ×", "in+out ×"
+            "  {:<31} {:>8}  {:>21}  {:>6}  {:>6}  {:>8}  {:>8}  {:>6}  {:>27}",
+            "policy",
+            "param",
+            "accuracy [95% CI]",
+            "esc.",
+            "loop",
+            "out ×",
+            "in+out ×",
+            "PGR",
+            "s/task: prefill gen cmd all"
         );
         for (i, p) in self.points.iter().enumerate() {
             let star = if on_frontier.contains(&i) { "*" } else { " " };
@@ -294,21 +372,36 @@ impl Experiment {
                 "{:.3} [{:.3}, {:.3}]",
                 p.accuracy.estimate, p.accuracy.lower, p.accuracy.upper
             );
+            let pgr = p
+                .gap_recovered
+                .map_or("-".to_string(), |g| format!("{g:.2}"));
+            let t = &p.seconds;
             let _ = writeln!(
                 s,
-                "{star} {:<29} {:>8}  {:>21}  {:>5.0}%  {:>5.0}%  {:>8.2}  {:>8.2}",
+                "{star} {:<31} {:>8}  {:>21}  {:>5.0}%  {:>5.0}%  {:>8.2}  {:>8.2}  {:>6}  {:>7.1} {:>5.1} {:>4.1} {:>5.1}",
                 p.policy,
                 param,
                 acc,
                 100.0 * p.escalation_rate,
                 100.0 * p.loop_rate,
                 p.relative_out,
-                p.relative_all
+                p.relative_all,
+                pgr,
+                t.prefill,
+                t.generation,
+                t.commands,
+                t.total
             );
+        }
+        for note in &self.notes {
+            let _ = writeln!(s, "\n{note}");
         }
         s.push_str(
             "\n* on the frontier (input + output compute); loop: handed off by the loop's own \
-             rules (stuck, a dead endpoint) before the judge\n",
+             rules (stuck, a dead endpoint) before the judge; PGR: (accuracy − junior's) / \
+             (senior's − junior's); s/task: mean wall seconds per task, the junior's up to the \
+             hand-off plus the senior's alone, waiting for a first token (prefill), streaming \
+             (gen), running commands and the check (cmd), and in all\n",
         );
         s
     }

@@ -9,12 +9,14 @@ pub mod cascade_sweep;
 pub mod csv;
 pub mod discrimination;
 pub mod plot;
+pub mod regime;
 pub mod replay;
 pub mod report;
 pub mod rescore;
 pub mod schedule_paths;
 pub mod schedule_plan;
 pub mod schedule_returns;
+pub mod wall;
 
 use std::path::Path;
 

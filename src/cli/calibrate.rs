@@ -40,6 +40,10 @@ pub struct Args {
     /// their inverse propensity (for comparison; see `policy.explore`).
     #[arg(long)]
     no_ipw: bool,
+    /// Read the logs as if the task had no check: drop `check_ran` and the check's step
+    /// facts, to fit (or score) a judge for tasks without a test (docs/judge.md).
+    #[arg(long)]
+    no_check: bool,
     #[command(flatten)]
     json: JsonArg,
     /// Config whose costs and token budget the threshold schedule is solved for.
@@ -55,9 +59,15 @@ pub enum Model {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    use crate::analysis::calibrate::{CalibrateOptions, calibrate, load};
+    use crate::analysis::calibrate::{CalibrateOptions, calibrate, load_in};
+    use crate::analysis::regime::Regime;
     let config = args.config.load()?;
-    let corpus = load(&args.inputs.logs, true);
+    let regime = if args.no_check {
+        Regime::NoCheck
+    } else {
+        Regime::Check
+    };
+    let corpus = load_in(&args.inputs.logs, true, regime);
     if corpus.files == 0 {
         warn_all(&corpus.warnings);
         return Err(bad_input(anyhow::anyhow!(

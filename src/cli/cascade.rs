@@ -27,6 +27,11 @@ pub struct Args {
     /// assumption against: `TAU=DIR` (eval output or log directory; repeatable).
     #[arg(long, value_name = "TAU=DIR")]
     live: Vec<String>,
+    /// Read the junior's logs as if the task had no check: the judge alone decides (no
+    /// check facts, no hand-off on a failed check). Pair it with logs of attempts that did
+    /// not see the check either (`--policy single-shot`).
+    #[arg(long)]
+    no_check: bool,
     /// Write cascade.json, cascade.txt and the frontier plots (SVG) into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -50,8 +55,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         }
         sweep.ratio = r;
     }
-    let (juniors, junior_skipped) = cascade_sweep::load_logs(&args.junior).map_err(bad_input)?;
-    let (seniors, senior_skipped) = cascade_sweep::load_logs(&args.senior).map_err(bad_input)?;
+    if args.no_check {
+        sweep.regime = crate::analysis::regime::Regime::NoCheck;
+    }
+    let (juniors, junior_skipped) = cascade_sweep::load_stamped(&args.junior).map_err(bad_input)?;
+    let (seniors, senior_skipped) = cascade_sweep::load_stamped(&args.senior).map_err(bad_input)?;
     warn_all(&junior_skipped);
     warn_all(&senior_skipped);
     let ratio = sweep.ratio;

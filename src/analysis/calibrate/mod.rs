@@ -55,7 +55,9 @@ use schedule::schedule_refused;
 use score::{paths, score};
 use split::{distinct_tasks, group_key, split_point};
 
-pub use read::{Corpus, LoggedSession, fold_sessions, load, read_sessions};
+pub use read::{
+    Corpus, LoggedSession, fold_sessions, load, load_in, read_sessions, read_sessions_in,
+};
 pub use schedule::SchedulePoint;
 pub use score::{FIXED_TICKS, FixedTickScore, FractionScore, HoldoutScores, MIN_AT_TICK};
 pub use split::is_held_out;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::regime::Regime;
 use super::super::rescore::{EvidenceDecoder, TrajectoryFold};
 use crate::competence::Trajectory;
 use crate::log::{LogError, LogReader, ReadWarning, log_files};
@@ -41,7 +42,23 @@ struct Started {
 /// Sessions of one log file, streamed: the reader holds one line at a time and each
 /// session only its own trajectory.
 pub fn read_sessions(path: &Path) -> Result<(Vec<LoggedSession>, Vec<ReadWarning>), LogError> {
-    Ok(fold_sessions(path, LogReader::open(path)?))
+    read_sessions_in(path, Regime::Check)
+}
+
+/// [`read_sessions`] as the judge would have seen the sessions in `regime` (without the
+/// check: no check facts, for a judge fitted to work where a task has no test).
+pub fn read_sessions_in(
+    path: &Path,
+    regime: Regime,
+) -> Result<(Vec<LoggedSession>, Vec<ReadWarning>), LogError> {
+    let items = LogReader::open(path)?.filter_map(move |item| match item {
+        Ok(mut stamped) => {
+            stamped.event = regime.view(&stamped.event)?;
+            Some(Ok(stamped))
+        }
+        Err(w) => Some(Err(w)),
+    });
+    Ok(fold_sessions(path, items))
 }
 
 /// The sessions of a stream of logged events (what [`read_sessions`] reads from a file;
@@ -123,6 +140,12 @@ pub struct Corpus {
 /// Every session of the logs named by `inputs` (files or directories of `*.jsonl`). With
 /// `progress`, a bar on stderr when it is a terminal and there are many files.
 pub fn load(inputs: &[PathBuf], progress: bool) -> Corpus {
+    load_in(inputs, progress, Regime::Check)
+}
+
+/// [`load`] in a regime: [`Regime::NoCheck`] reads the logs without what the check told
+/// the loop.
+pub fn load_in(inputs: &[PathBuf], progress: bool, regime: Regime) -> Corpus {
     let (files, errors) = log_files(inputs);
     let bar = progress.then(|| progress_bar(files.len())).flatten();
     let mut corpus = Corpus {
@@ -131,7 +154,7 @@ pub fn load(inputs: &[PathBuf], progress: bool) -> Corpus {
         ..Corpus::default()
     };
     for file in &files {
-        match read_sessions(file) {
+        match read_sessions_in(file, regime) {
             Ok((s, w)) => {
                 corpus.sessions.extend(s);
                 corpus.warnings.extend(w.iter().map(ToString::to_string));
