@@ -248,11 +248,14 @@ mod tests {
                     output: 100,
                 }],
                 loop_handoff: None,
+                first_failed_check: None,
+                wall: Default::default(),
             },
             senior: SeniorRun {
                 passed: senior_passed,
                 input: 1000,
                 output: 100,
+                wall: Default::default(),
             },
         }
     }
@@ -269,6 +272,7 @@ mod tests {
                     senior_in: 1000,
                     senior_out: 100,
                 },
+                wall: Default::default(),
             },
             Some(50),
         )

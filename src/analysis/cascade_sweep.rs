@@ -54,6 +54,8 @@ pub struct Experiment {
     pub points: Vec<Point>,
     /// Policies left out, and why (the optimal schedule under a feature calibration).
     pub notes: Vec<String>,
+    /// Folds of the out-of-fold judges (0: one judge, the config's calibration, for all).
+    pub cross_fitted: usize,
 }
 
 pub const ASSUMPTION: &str = "after a hand-off at any point the senior ends the task as it did \
@@ -174,6 +176,7 @@ pub fn run(
     seniors: &BTreeMap<String, Vec<Stamped>>,
     config: &Config,
     sweep: Sweep,
+    cross: Option<&CrossFit>,
 ) -> Result<Experiment, CascadeError> {
     let (pairs, unpaired) = pairs_of(juniors, seniors);
     if pairs.is_empty() {
@@ -220,8 +223,8 @@ pub fn run(
     let cooldown = config.policy.cooldown_steps;
     for &tau in &sweep.taus {
         let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
-        let judge = judge_for(&c)?;
-        let (streamed, posthoc) = judged(&pairs, &events, &judge, cooldown, tau);
+        let judges = judges_for(&c, &pairs, cross)?;
+        let (streamed, posthoc) = judged(&pairs, &events, &judges, cooldown, tau);
         add("streaming, constant τ", Some(tau), streamed);
         add("post-hoc", Some(tau), posthoc);
     }
@@ -233,8 +236,8 @@ pub fn run(
             let mut c = config.clone();
             c.policy.threshold = kind;
             c.costs.kappa = kappa;
-            let judge = match judge_for(&c) {
-                Ok(judge) => judge,
+            let judges = match judges_for(&c, &pairs, cross) {
+                Ok(judges) => judges,
                 Err(ReplayError::Judge(crate::judge::JudgeError::Schedule(why)))
                     if why == CompetenceError::NoTokenLaw.to_string() =>
                 {
@@ -243,7 +246,7 @@ pub fn run(
                 }
                 Err(e) => return Err(e.into()),
             };
-            let (streamed, _) = judged(&pairs, &events, &judge, cooldown, 0.0);
+            let (streamed, _) = judged(&pairs, &events, &judges, cooldown, 0.0);
             add(name, Some(kappa), streamed);
         }
     }
@@ -262,6 +265,7 @@ pub fn run(
         sweep,
         points,
         notes,
+        cross_fitted: cross.map_or(0, |c| c.calibrations.len()),
     })
 }
 
@@ -306,18 +310,67 @@ pub fn live_check(
     ))
 }
 
+/// Out-of-fold calibrations ([`crate::analysis::calibrate::fold_fits`]) and each task's
+/// fold: a task is re-scored by the judge fitted without it.
+#[derive(Debug, Clone)]
+pub struct CrossFit {
+    pub calibrations: Vec<crate::competence::Calibration>,
+    pub fold_of: BTreeMap<String, usize>,
+}
+
+impl CrossFit {
+    /// Keys the folds of [`crate::analysis::calibrate::FoldFits`] by task id (the log's file
+    /// name, as [`load_logs`] keys the logs).
+    pub fn new(fits: crate::analysis::calibrate::FoldFits) -> CrossFit {
+        let fold_of = fits
+            .fold_of
+            .iter()
+            .filter_map(|(path, k)| Some((task_id(path)?, *k)))
+            .collect();
+        CrossFit {
+            calibrations: fits.calibrations,
+            fold_of,
+        }
+    }
+}
+
+/// The judge each pair is re-scored by under `config`: the config's for all, or under
+/// cross-fitting the one fitted without the pair's fold (a task no fold names gets the
+/// first fold's).
+fn judges_for(
+    config: &Config,
+    pairs: &[TaskPair],
+    cross: Option<&CrossFit>,
+) -> Result<Vec<Judge>, ReplayError> {
+    let Some(cross) = cross.filter(|c| !c.calibrations.is_empty()) else {
+        return Ok(vec![judge_for(config)?; pairs.len()]);
+    };
+    let mut by_fold = Vec::with_capacity(cross.calibrations.len());
+    for calibration in &cross.calibrations {
+        let judge = crate::judge::SessionJudge::with_calibration(config, calibration.clone())?;
+        by_fold.push(judge.judge().clone());
+    }
+    Ok(pairs
+        .iter()
+        .map(|p| {
+            let k = cross.fold_of.get(&p.task).copied().unwrap_or(0);
+            by_fold[k.min(by_fold.len() - 1)].clone()
+        })
+        .collect())
+}
+
 /// Streaming and post-hoc decisions of one judge: the first hand-off (the judge's or the
 /// loop's), and whether the belief at the end is below `tau`.
 fn judged(
     pairs: &[TaskPair],
     events: &[&[Event]],
-    judge: &Judge,
+    judges: &[Judge],
     cooldown: u32,
     tau: f64,
 ) -> (Vec<cascade::Decision>, Vec<cascade::Decision>) {
     let mut streamed = Vec::with_capacity(pairs.len());
     let mut posthoc = Vec::with_capacity(pairs.len());
-    for (pair, events) in pairs.iter().zip(events) {
+    for ((pair, events), judge) in pairs.iter().zip(events).zip(judges) {
         let r = rescore(events.iter(), judge.clone(), cooldown);
         streamed.push(cascade::streaming(pair, r.escalations.first().copied()));
         let last = r.points.last().map_or(1.0, |p| p.belief);
@@ -345,6 +398,13 @@ impl Experiment {
             );
         }
         let _ = writeln!(s, "regime: {}", self.sweep.regime.name());
+        if self.cross_fitted > 0 {
+            let _ = writeln!(
+                s,
+                "judge: fitted out of fold, {} folds by task: each task re-scored by a fit that never saw it",
+                self.cross_fitted
+            );
+        }
         let _ = writeln!(s, "assumed: {}\n", self.assumption);
         let _ = writeln!(
             s,

@@ -8,6 +8,8 @@ fn junior(passed: bool, requests: &[(u64, u64)]) -> JuniorRun {
             .map(|&(input, output)| Request { input, output })
             .collect(),
         loop_handoff: None,
+        first_failed_check: None,
+        wall: WallTrace::default(),
     }
 }
 
@@ -19,6 +21,7 @@ fn pair(task: &str, j: JuniorRun, s_passed: bool) -> TaskPair {
             passed: s_passed,
             input: 1000,
             output: 100,
+            wall: Wall::default(),
         },
     }
 }
@@ -121,6 +124,7 @@ fn pairing_names_the_tasks_with_one_side_only() {
         passed: true,
         input: 1,
         output: 1,
+        wall: Wall::default(),
     };
     ss.insert("b".to_string(), s);
     ss.insert("c".to_string(), s);
@@ -147,6 +151,8 @@ fn the_frontier_keeps_only_points_nothing_cheaper_beats() {
         compute_all: all,
         relative_out: 1.0,
         relative_all: 1.0,
+        gap_recovered: None,
+        seconds: Seconds::default(),
     };
     let pts = [
         point(0.2, 1.0),
@@ -216,4 +222,38 @@ fn a_junior_log_gives_its_requests_label_and_the_loops_handoff() {
     );
     let s = SeniorRun::from_events(&events);
     assert_eq!((s.passed, s.input, s.output), (true, 300, 15));
+}
+
+#[test]
+fn a_failed_check_hands_off_where_it_failed_and_a_passing_junior_keeps_the_task() {
+    let mut failing = junior(false, &[(500, 40), (700, 60)]);
+    failing.first_failed_check = Some(40);
+    let p = pair("a", failing, true);
+    let d = on_failed_check(&p);
+    assert!(d.escalated && d.passed && !d.by_loop);
+    assert_eq!((d.spent.junior_in, d.spent.junior_out), (500, 40));
+    assert_eq!(d.spent.senior_out, 100);
+    let kept = on_failed_check(&pair("b", junior(true, &[(500, 40)]), false));
+    assert!(!kept.escalated && kept.passed);
+}
+
+#[test]
+fn the_first_failed_check_is_read_at_the_junior_token_before_it() {
+    let check = |passed: bool| Event::CheckRan {
+        command: "t".into(),
+        exit_code: Some(i32::from(!passed)),
+        passed,
+        output_tail: String::new(),
+    };
+    let token = |tick| Event::Token {
+        actor: Actor::Junior,
+        tick,
+        text: "x".into(),
+        logprob: None,
+        top: Vec::new(),
+    };
+    let events = [token(1), token(2), check(false), token(3), check(false)];
+    assert_eq!(JuniorRun::from_events(&events).first_failed_check, Some(2));
+    let events = [token(1), check(true)];
+    assert_eq!(JuniorRun::from_events(&events).first_failed_check, None);
 }

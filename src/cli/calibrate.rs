@@ -58,6 +58,15 @@ pub enum Model {
     Features,
 }
 
+impl Model {
+    pub fn belief(self) -> crate::competence::BeliefModel {
+        match self {
+            Model::Naive => crate::competence::BeliefModel::NaiveBayes,
+            Model::Features => crate::competence::BeliefModel::Features,
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     use crate::analysis::calibrate::{CalibrateOptions, calibrate, load_in};
     use crate::analysis::regime::Regime;
@@ -81,10 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         ipw: !args.no_ipw,
         ..CalibrateOptions::default()
     };
-    options.fit.model = match args.model {
-        Model::Naive => crate::competence::BeliefModel::NaiveBayes,
-        Model::Features => crate::competence::BeliefModel::Features,
-    };
+    options.fit.model = args.model.belief();
     if let Some(path) = &args.score {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -32,6 +32,14 @@ pub struct Args {
     /// not see the check either (`--policy single-shot`).
     #[arg(long)]
     no_check: bool,
+    /// Fit the judge K-fold by task on the junior's own logs (as `calibrate --folds`) and
+    /// re-score each task with the fit that never saw it: the honest offline frontier of a
+    /// fitted judge. Without it a fitted `--calibration` decides on sessions it was fitted on.
+    #[arg(long, value_name = "K", conflicts_with = "calibration")]
+    folds: Option<usize>,
+    /// The belief model the folds fit (with --folds).
+    #[arg(long, value_enum, default_value_t = super::calibrate::Model::Naive, requires = "folds")]
+    model: super::calibrate::Model,
     /// Write cascade.json, cascade.txt and the frontier plots (SVG) into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -63,7 +71,23 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     warn_all(&junior_skipped);
     warn_all(&senior_skipped);
     let ratio = sweep.ratio;
-    let experiment = cascade_sweep::run(&juniors, &seniors, &config, sweep).map_err(bad_input)?;
+    let cross = match args.folds {
+        None => None,
+        Some(folds) => {
+            use crate::analysis::calibrate::{CalibrateOptions, fold_fits, load_in};
+            let corpus = load_in(&args.junior, false, sweep.regime);
+            warn_all(&corpus.warnings);
+            let mut options = CalibrateOptions {
+                folds,
+                ..CalibrateOptions::default()
+            };
+            options.fit.model = args.model.belief();
+            let fits = fold_fits(&corpus, &options).map_err(bad_input)?;
+            Some(cascade_sweep::CrossFit::new(fits))
+        }
+    };
+    let experiment = cascade_sweep::run(&juniors, &seniors, &config, sweep, cross.as_ref())
+        .map_err(bad_input)?;
     let mut live = Vec::new();
     for spec in &args.live {
         let (tau, dir) = spec

@@ -44,10 +44,11 @@ pub enum HandoffMode {
     Rest,
     /// The senior finishes from the session's start: the work tree goes back to the first
     /// checkpoint (the junior's tree is kept as the checkpoint `before-restart`) and the
-    /// note shows what the junior tried as a diff no longer in the tree. For juniors whose
-    /// edits the senior cannot use: on the tool-call lane, `rest` takeovers from the
-    /// junior's raw transcript solved 0 where `restart` solved 5 of 21
-    /// (docs/results/2026-12-02-cascade-real.md).
+    /// note names the files the junior's attempt touched without showing its code. The
+    /// default: on the code lane a 1.5B senior taking over from the 0.5B at its first
+    /// failed check solved 0 of 11 tasks in `rest` (it sent the junior's failed code back
+    /// in 9 of 11 first replies) and 5 of 11 in `restart`, as many as alone
+    /// (docs/results/2026-12-06-takeover.md).
     Restart,
 }
 
@@ -91,7 +92,7 @@ impl Default for PolicyConfig {
             threshold: ThresholdKind::Optimal,
             constant: 0.5,
             route: RouteMode::Triage,
-            handoff: HandoffMode::Step,
+            handoff: HandoffMode::Restart,
             shadow: false,
             calibration: None,
             step_schedule: None,

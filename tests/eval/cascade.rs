@@ -140,3 +140,58 @@ fn a_live_argument_without_a_threshold_is_bad_input() {
     assert_eq!(output.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&output.stderr).contains("expected TAU=DIR"));
 }
+
+/// The two regimes on the code protocol's shard 0: with the check, the failed-check policy
+/// is scored; without it, that row is absent, and the judge is fitted out of fold.
+#[test]
+fn the_cascade_with_and_without_the_check_on_the_code_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/real");
+    let run = |policy: &str, no_check: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_handoff"));
+        cmd.arg("--config")
+            .arg(root.join("code-resample-0.5b/config.toml"))
+            .args(["eval", "cascade", "--json", "--junior"])
+            .arg(root.join(format!("code-resample-0.5b/shard-0-of-8/logs/{policy}")))
+            .arg("--senior")
+            .arg(root.join(format!("code-resample-1.5b/shard-0-of-8/logs/{policy}")));
+        if no_check {
+            // Without the check, the judge is fitted out of fold on these logs.
+            cmd.args(["--no-check", "--folds", "3"]);
+        }
+        json_of(cmd.output().expect("run handoff"))
+    };
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(|p| p["policy"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let with = run("junior-only", false);
+    assert_eq!(with["sweep"]["regime"], "check");
+    let failed = with["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .find(|p| p["policy"] == "hand-off on first failed check")
+        .expect("the failed-check row");
+    let senior = &with["points"][1];
+    assert_eq!(senior["policy"], "senior alone");
+    assert_eq!(senior["gap_recovered"], 1.0);
+    let junior = &with["points"][0];
+    // Some of the junior's tasks failed a check on the way: the row hands those off.
+    let rate = failed["escalation_rate"].as_f64().expect("rate");
+    assert!(rate > 0.0 && rate < 1.0, "{failed}");
+    assert!(junior["seconds"]["total"].as_f64().expect("seconds") > 0.0);
+    let without = run("single-shot", true);
+    assert_eq!(without["sweep"]["regime"], "no_check");
+    assert_eq!(without["cross_fitted"], 3);
+    assert_eq!(with["cross_fitted"], 0);
+    assert!(
+        !names(&without).contains(&"hand-off on first failed check".to_string()),
+        "{:?}",
+        names(&without)
+    );
+    assert!(names(&without).contains(&"streaming, myopic".to_string()));
+}

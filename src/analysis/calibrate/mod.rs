@@ -34,6 +34,7 @@
 //! paths, [`schedule`] reads the token-clock schedule a calibration gives, and [`text`]
 //! prints the report. This file fits and assesses.
 
+mod cross_fit;
 mod read;
 mod schedule;
 mod score;
@@ -55,6 +56,7 @@ use schedule::schedule_refused;
 use score::{paths, score};
 use split::{distinct_tasks, group_key, split_point};
 
+pub use cross_fit::{FoldFits, fold_fits};
 pub use read::{
     Corpus, LoggedSession, fold_sessions, load, load_in, read_sessions, read_sessions_in,
 };
