@@ -69,6 +69,12 @@ pub struct LogReader<R> {
 /// renamed `x.jsonl` or a corrupt file cannot fill memory.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Largest tick a log may claim. Ticks count the junior's output tokens, and readers that
+/// rebuild a session tick by tick (`calibrate`, `replay`) allocate up to the largest one,
+/// so a forged `"tick": 1e15` must not reach them: 2²² tokens is far past any token budget
+/// a session runs with (8,192 by default), and bounds a session's trajectory to ~100 MB.
+pub const MAX_TICK: u64 = 1 << 22;
+
 /// The bytes of a log file: as written, or gzip-compressed (`*.jsonl.gz`, the form the
 /// real corpus under `data/real/` is committed in), so `report`, `calibrate` and `replay`
 /// read either without unpacking.
@@ -272,6 +278,14 @@ impl<R: BufRead> Iterator for LogReader<R> {
                 continue;
             }
             return Some(match serde_json::from_slice::<Stamped>(&self.buf) {
+                Ok(event) if event.event.tick().is_some_and(|t| t > MAX_TICK) => Err(self.warning(
+                    Damage::Malformed,
+                    format!(
+                        "tick {} is past the largest a session can reach ({MAX_TICK}): \
+                             the judge's clock counts junior tokens",
+                        event.event.tick().unwrap_or_default()
+                    ),
+                )),
                 Ok(event) => Ok(event),
                 Err(e) if complete => Err(self.warning(Damage::Malformed, e.to_string())),
                 Err(e) => Err(self.warning(Damage::Torn, e.to_string())),

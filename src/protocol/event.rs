@@ -301,6 +301,20 @@ pub enum Event {
 
 impl Event {
     /// The snake_case tag of this event, as written in the `type` field.
+    /// The judge's clock where the event says it happened, for the events that carry it.
+    pub fn tick(&self) -> Option<u64> {
+        match self {
+            Event::StepStarted { tick, .. }
+            | Event::Token { tick, .. }
+            | Event::BeliefUpdated { tick, .. }
+            | Event::StepEnded { tick, .. }
+            | Event::Escalated { tick, .. }
+            | Event::SeniorTookOver { tick, .. }
+            | Event::SeniorReturned { tick, .. } => Some(*tick),
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             Event::SessionStarted { .. } => "session_started",

@@ -116,3 +116,73 @@ async fn an_endless_error_body_is_not_read_to_the_end() {
     assert!(result.is_err(), "a 500 is an error");
     assert!(started.elapsed() < Duration::from_secs(20));
 }
+
+/// A FIFO, a device or a directory as `--config` (or `$HANDOFF_CONFIG`) is refused with the
+/// kind named, at once, and exits as bad input (4): nothing waits for a writer.
+#[tokio::test]
+async fn a_fifo_or_a_device_as_the_config_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("config.toml");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstr");
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for (path, kind, by_env) in [
+        (fifo.as_path(), "a FIFO", false),
+        (std::path::Path::new("/dev/zero"), "a device", false),
+        (dir.path(), "a directory", false),
+        (fifo.as_path(), "a FIFO", true),
+    ] {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
+        if by_env {
+            cmd.env("HANDOFF_CONFIG", path);
+        } else {
+            cmd.arg("--config").arg(path);
+        }
+        let run = cmd
+            .arg("doctor")
+            .env("HOME", dir.path())
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(20), run)
+            .await
+            .unwrap_or_else(|_| panic!("--config {} hung", path.display()))
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{}: {stderr}", path.display());
+        assert!(
+            stderr.contains("not a regular file") && stderr.contains(kind),
+            "{}: {stderr}",
+            path.display()
+        );
+    }
+}
+
+/// A log whose tick jumps to 10¹⁵ would make `calibrate` fill a trajectory tick by tick
+/// until memory runs out; the reader skips the line as malformed, naming file and line, and
+/// the rest of the session is read.
+#[test]
+fn a_forged_tick_is_skipped_not_allocated() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("forged.jsonl");
+    let lines = [
+        r#"{"v":1,"handoff":"0.1.0","config_digest":"x"}"#,
+        r#"{"t_ms":0,"type":"session_started","session_id":"s","task":"t","repo":"/r","junior_model":"j","senior_model":"s","shadow":true,"config_digest":"x"}"#,
+        r#"{"t_ms":1,"type":"belief_updated","tick":1,"belief":0.5,"log_odds":0.0,"threshold":0.1,"policy":"constant","terms":[]}"#,
+        r#"{"t_ms":2,"type":"belief_updated","tick":1000000000000000,"belief":0.5,"log_odds":0.0,"threshold":0.1,"policy":"constant","terms":[]}"#,
+        r#"{"t_ms":3,"type":"session_ended","outcome":"success","censored":false,"steps":1,"ticks":1,"usd":0.0,"ask":{"tp":0,"fp":0,"fn":0}}"#,
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").expect("write");
+    let corpus = handoff::analysis::calibrate::load(std::slice::from_ref(&log), false);
+    assert!(
+        corpus
+            .warnings
+            .iter()
+            .any(|w| w.contains(":4") && w.contains("tick 1000000000000000")),
+        "{:?}",
+        corpus.warnings
+    );
+    assert_eq!(corpus.sessions.len(), 1);
+    assert!(corpus.sessions[0].trajectory.ticks() <= 2);
+    assert!(corpus.sessions[0].ended, "{:?}", corpus.warnings);
+}
