@@ -429,3 +429,16 @@ pub fn succeeded(output: std::process::Output) -> Vec<u8> {
 pub fn json_of(output: std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&succeeded(output)).expect("json")
 }
+
+/// Makes a FIFO at `path`: opening it for reading blocks until a writer comes, which is what
+/// the bad-input tests check nothing does.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("cstr");
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
+}

@@ -21,9 +21,7 @@ fn a_tempering_that_overflows_the_belief_is_refused() {
 async fn report_refuses_a_fifo_and_a_device_instead_of_hanging() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fifo = dir.path().join("b.jsonl");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstr");
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    crate::agent::support::mkfifo(&fifo);
     for (cmd, input) in [
         ("report", fifo.as_path()),
         ("report", dir.path()),
@@ -123,9 +121,7 @@ async fn an_endless_error_body_is_not_read_to_the_end() {
 async fn a_fifo_or_a_device_as_the_config_is_refused_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fifo = dir.path().join("config.toml");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstr");
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    crate::agent::support::mkfifo(&fifo);
     for (path, kind, by_env) in [
         (fifo.as_path(), "a FIFO", false),
         (std::path::Path::new("/dev/zero"), "a device", false),

@@ -218,9 +218,7 @@ async fn nothing_a_command_starts_outlives_the_call() {
 async fn file_tools_refuse_fifos_instead_of_hanging() {
     let repo = tempfile::tempdir().expect("repo");
     let fifo = repo.path().join("notes.txt");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstr");
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    crate::agent::support::mkfifo(&fifo);
     let ws = workspace_with(repo.path(), |_| {});
     for (tool, args) in [
         ("read_file", json!({"path": "notes.txt"})),
