@@ -394,7 +394,7 @@ fn relative(x: f64, base: f64) -> f64 {
 
 /// The mean of 0/1 values with the project's percentile bootstrap over them, each task its
 /// own group ([`crate::metrics::bootstrap`]).
-fn mean_interval(values: &[f64]) -> Interval {
+pub(crate) fn mean_interval(values: &[f64]) -> Interval {
     let groups: Vec<Vec<Forecast>> = values
         .iter()
         .map(|&v| vec![Forecast::new(v, v > 0.5)])

@@ -9,6 +9,8 @@
 use serde::Serialize;
 
 use super::cascade::{Decision, TaskPair};
+use super::wall::Wall;
+use crate::metrics::Interval;
 use crate::protocol::{Actor, Event, Outcome};
 
 /// What a live cascade session did: the outcome, its first hand-off and its tokens.
@@ -21,6 +23,8 @@ pub struct LiveRun {
     pub junior_out: u64,
     pub senior_in: u64,
     pub senior_out: u64,
+    /// The session's wall time (zero when read from events without stamps).
+    pub wall: Wall,
 }
 
 impl LiveRun {
@@ -99,6 +103,18 @@ pub struct LiveCheck {
     pub live_relative_all: f64,
     pub predicted_relative_out: f64,
     pub live_relative_out: f64,
+    /// The live accuracy with its 95 % bootstrap interval over tasks: the offline
+    /// prediction is trusted where it falls inside.
+    pub live_interval: Interval,
+    /// The tasks the live cascade handed off, how many of them it passed, and how many the
+    /// senior alone passed: does a takeover do as well as not having a junior?
+    pub live_handed_off: Vec<String>,
+    pub takeovers_passed: usize,
+    pub senior_alone_passed_there: usize,
+    /// Mean wall seconds per task: offline (the junior's to the hand-off plus the senior's
+    /// alone) and live.
+    pub predicted_seconds: f64,
+    pub live_seconds: f64,
 }
 
 /// Compares `predicted` (the offline decisions at `tau`, one per pair) with the live runs
@@ -114,10 +130,13 @@ pub fn check(
     let mut rows = Vec::new();
     let (mut unit_out, mut unit_all) = (0.0, 0.0);
     let (mut pred_out, mut pred_all, mut live_out, mut live_all) = (0.0, 0.0, 0.0, 0.0);
+    let (mut pred_ms, mut live_ms) = (0u64, 0u64);
     for (pair, (decision, tick)) in pairs.iter().zip(predicted) {
         let Some(run) = live.get(&pair.task) else {
             continue;
         };
+        pred_ms += decision.wall.total_ms();
+        live_ms += run.wall.total_ms();
         let (ji, jo) = pair.junior.total();
         unit_out += jo as f64;
         unit_all += (ji + jo) as f64;
@@ -145,7 +164,18 @@ pub fn check(
         .filter(|r| r.predicted_handoff.is_some() && r.live_handoff.is_some())
         .collect();
     let ratio_of = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+    let handed: Vec<&LiveRow> = rows.iter().filter(|r| r.live_handoff.is_some()).collect();
+    let passes: Vec<f64> = rows
+        .iter()
+        .map(|r| f64::from(u8::from(r.live_passed)))
+        .collect();
     LiveCheck {
+        live_interval: super::cascade::mean_interval(&passes),
+        live_handed_off: handed.iter().map(|r| r.task.clone()).collect(),
+        takeovers_passed: handed.iter().filter(|r| r.live_passed).count(),
+        senior_alone_passed_there: handed.iter().filter(|r| r.senior_alone_passed).count(),
+        predicted_seconds: pred_ms as f64 / 1000.0 / n,
+        live_seconds: live_ms as f64 / 1000.0 / n,
         tau,
         tasks: rows.len(),
         predicted_accuracy: share(&|r| r.predicted_passed),
@@ -195,10 +225,38 @@ impl LiveCheck {
             self.handoff_agree,
             self.tasks
         );
+        let inside = (self.live_interval.lower..=self.live_interval.upper)
+            .contains(&self.predicted_accuracy);
+        let _ = writeln!(
+            s,
+            "  live accuracy 95% interval over tasks [{:.3}, {:.3}]: the prediction is {} it",
+            self.live_interval.lower,
+            self.live_interval.upper,
+            if inside { "inside" } else { "outside" }
+        );
         let _ = writeln!(
             s,
             "  where both handed off ({}), the live outcome equals the senior alone's on {}",
             self.both_handed_off, self.senior_outcome_agree
+        );
+        let _ = writeln!(
+            s,
+            "  takeovers: the live cascade handed off {} tasks and passed {}; the senior alone \
+             passed {} of the same{}{}",
+            self.live_handed_off.len(),
+            self.takeovers_passed,
+            self.senior_alone_passed_there,
+            if self.live_handed_off.is_empty() {
+                ""
+            } else {
+                ": "
+            },
+            self.live_handed_off.join(", ")
+        );
+        let _ = writeln!(
+            s,
+            "  wall seconds per task: predicted {:.1}, live {:.1}",
+            self.predicted_seconds, self.live_seconds
         );
         let _ = writeln!(
             s,
@@ -293,6 +351,10 @@ mod tests {
                 junior_out: 40,
                 senior_in: 2000,
                 senior_out: 100,
+                wall: Wall {
+                    generation_ms: 3000,
+                    ..Wall::default()
+                },
             },
         );
         live.insert(
@@ -316,5 +378,10 @@ mod tests {
             c.to_text()
                 .contains("live check, streaming constant τ 0.5: 2 tasks")
         );
+        // Takeovers: a was handed off live and passed; the senior alone passed it too.
+        assert_eq!(c.live_handed_off, ["a"]);
+        assert_eq!((c.takeovers_passed, c.senior_alone_passed_there), (1, 1));
+        assert!((c.live_seconds - 1.5).abs() < 1e-12, "3 s over 2 tasks");
+        assert!(c.live_interval.lower <= 0.5 && 0.5 <= c.live_interval.upper);
     }
 }

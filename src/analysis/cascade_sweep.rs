@@ -253,8 +253,8 @@ pub fn run(
     let (junior_acc, senior_acc) = (points[0].accuracy.estimate, points[1].accuracy.estimate);
     for p in &mut points {
         let gap = senior_acc - junior_acc;
-        p.gap_recovered =
-            (gap.abs() > f64::EPSILON).then(|| (p.accuracy.estimate - junior_acc) / gap);
+        // A gap to recover only where the senior alone beats the junior alone.
+        p.gap_recovered = (gap > f64::EPSILON).then(|| (p.accuracy.estimate - junior_acc) / gap);
     }
     Ok(Experiment {
         tasks: pairs.len(),
@@ -274,7 +274,7 @@ pub fn run(
 pub fn live_check(
     juniors: &BTreeMap<String, Vec<Stamped>>,
     seniors: &BTreeMap<String, Vec<Stamped>>,
-    live: &BTreeMap<String, Vec<Event>>,
+    live: &BTreeMap<String, Vec<Stamped>>,
     tau: f64,
     config: &Config,
     ratio: f64,
@@ -303,7 +303,11 @@ pub fn live_check(
         .collect();
     let runs = live
         .iter()
-        .map(|(t, e)| (t.clone(), super::cascade_live::LiveRun::from_events(e)))
+        .map(|(t, e)| {
+            let mut run = super::cascade_live::LiveRun::from_events(e.iter().map(|s| &s.event));
+            run.wall = WallTrace::of(e).total;
+            (t.clone(), run)
+        })
         .collect();
     Ok(super::cascade_live::check(
         tau, &pairs, &predicted, &runs, ratio,

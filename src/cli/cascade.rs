@@ -99,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                     "--live {spec}: expected TAU=DIR with TAU in [0, 1], e.g. 0.5=runs/tau-0.5"
                 ))
             })?;
-        let (logs, skipped) = cascade_sweep::load_logs(&[dir]).map_err(bad_input)?;
+        let (logs, skipped) = cascade_sweep::load_stamped(&[dir]).map_err(bad_input)?;
         warn_all(&skipped);
         live.push(
             cascade_sweep::live_check(&juniors, &seniors, &logs, tau, &config, ratio)
