@@ -9,6 +9,21 @@
 //! `code` for a small junior that writes code instead of calls) and its
 //! `context_window` in tokens, so the history is kept within what the server really holds.
 
+/// The judge fitted on the reference lane's 0.5B junior (`tools/real-models/refit`: the
+/// feature model, 5-fold by task, on its loop sessions of the code protocol), carried in
+/// the binary so `init --preset real-models` can write it beside the config: the lane then
+/// starts from the measured judge, not the hand-set prior, wherever it is run from.
+pub const REAL_MODELS_CALIBRATION: &str =
+    include_str!("../data/calibrations/qwen2.5-coder-0.5b-instruct.llamacpp.top5.json");
+
+/// The file name that calibration is written under, beside the config.
+pub const REAL_MODELS_CALIBRATION_FILE: &str = "qwen2.5-coder-0.5b-instruct.llamacpp.top5.json";
+
+/// The constant τ the fitted judge runs at: the operating point measured live
+/// (docs/results/2026-12-06-cascade-code.md; `tools/real-models/serve` writes the same). A
+/// feature model has no per-token law for the default optimal schedule.
+pub const REAL_MODELS_TAU: f64 = 0.3;
+
 /// A known server flavour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
@@ -243,6 +258,39 @@ impl Preset {
             self.name(),
             self.sections()
         )
+    }
+}
+
+impl Preset {
+    /// The calibration this preset's judge runs with, as (file name, JSON): only the
+    /// reference lane has one.
+    pub fn calibration(self) -> Option<(&'static str, &'static str)> {
+        (self == Preset::RealModels)
+            .then_some((REAL_MODELS_CALIBRATION_FILE, REAL_MODELS_CALIBRATION))
+    }
+
+    /// [`Preset::config_text`] with `[policy]` pointed at `calibration` (the file
+    /// [`Preset::calibration`] was written to) at constant τ [`REAL_MODELS_TAU`].
+    pub fn config_text_with(self, calibration: Option<&std::path::Path>) -> String {
+        let text = self.config_text();
+        let Some(path) = calibration else {
+            return text;
+        };
+        let setting = format!(
+            "calibration = {}   # the fitted judge of this preset (tools/real-models/refit)",
+            quoted(&path.display().to_string())
+        );
+        text.replacen("threshold = \"optimal\"", "threshold = \"constant\"", 1)
+            .replacen(
+                "constant = 0.5 ",
+                &format!("constant = {REAL_MODELS_TAU}"),
+                1,
+            )
+            .replacen(
+                "# calibration = \"calibration.json\"",
+                &format!("{setting}\n#"),
+                1,
+            )
     }
 }
 

@@ -135,3 +135,26 @@ fn names_round_trip_and_unknown_names_are_none() {
         ]
     );
 }
+
+#[test]
+fn the_real_models_preset_runs_the_fitted_judge_it_carries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (name, json) = Preset::RealModels.calibration().expect("a calibration");
+    let file = dir.path().join(name);
+    std::fs::write(&file, json).expect("write");
+    let text = Preset::RealModels.config_text_with(Some(&file));
+    let c = Config::parse(&text, "real-models").expect("parses");
+    assert_eq!(c.policy.calibration.as_deref(), Some(file.as_path()));
+    assert_eq!(c.policy.threshold, crate::config::ThresholdKind::Constant);
+    assert_eq!(c.policy.constant, REAL_MODELS_TAU);
+    // The judge builds from it: a feature calibration under a constant threshold.
+    let judge = crate::judge::SessionJudge::from_config(&c).expect("the judge loads");
+    assert!(judge.prior() > 0.5, "the 0.5B's measured base rate");
+    assert_eq!(judge.calibration_mismatch(&c.junior), None);
+    // No other preset has one, and without a file the text is the plain preset's.
+    assert!(Preset::Ollama.calibration().is_none());
+    assert_eq!(
+        Preset::RealModels.config_text_with(None),
+        Preset::RealModels.config_text()
+    );
+}

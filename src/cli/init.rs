@@ -33,7 +33,25 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => crate::config::default_path().context("cannot find the XDG config directory")?,
     };
     let preset = args.preset.as_deref().and_then(Preset::from_name);
-    let text = preset.map_or_else(|| crate::config::EXAMPLE.to_string(), Preset::config_text);
+    // A preset with a fitted judge writes it beside the config (never over a file).
+    let mut calibration = None;
+    if path.exists() {
+        return Err(crate::config::ConfigError::Exists(path).into());
+    }
+    if let Some((name, json)) = preset.and_then(Preset::calibration) {
+        let file = path.with_file_name(name);
+        // The same calibration from an earlier init is kept; a different file is not touched.
+        if std::fs::read_to_string(&file).ok().as_deref() != Some(json) {
+            crate::config::init_with(&file, json)
+                .with_context(|| format!("writing the calibration to {}", file.display()))?;
+            println!("wrote {}", file.display());
+        }
+        calibration = Some(std::path::absolute(&file).unwrap_or(file));
+    }
+    let text = preset.map_or_else(
+        || crate::config::EXAMPLE.to_string(),
+        |p| p.config_text_with(calibration.as_deref()),
+    );
     crate::config::init_with(&path, &text)
         .with_context(|| format!("writing the config to {}", path.display()))?;
     println!("wrote {}", path.display());

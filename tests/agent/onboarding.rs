@@ -343,3 +343,41 @@ async fn doctor_names_the_url_with_v1_and_the_tagged_model() {
         doctor.stdout
     );
 }
+
+/// `init --preset real-models` writes the lane's fitted judge beside the config and points
+/// `[policy]` at it (constant τ: a feature model has no token-clock plan), so the config
+/// loads and its judge builds wherever the user runs from; a second init touches nothing.
+#[tokio::test]
+async fn the_real_models_preset_writes_its_fitted_judge_beside_the_config() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let init = bin(
+        h,
+        &[os("init"), os("--preset"), os("real-models")],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(init.code, Some(0), "{}", init.stderr);
+    let dir = h.join("config/handoff");
+    let calibration = dir.join(handoff::presets::REAL_MODELS_CALIBRATION_FILE);
+    assert_eq!(
+        std::fs::read_to_string(&calibration).expect("the calibration is written"),
+        handoff::presets::REAL_MODELS_CALIBRATION
+    );
+    let config = handoff::config::Config::load_file(&dir.join("config.toml")).expect("loads");
+    assert_eq!(
+        config.policy.calibration.as_deref(),
+        Some(calibration.as_path())
+    );
+    handoff::judge::SessionJudge::from_config(&config).expect("the judge builds");
+    let again = bin(
+        h,
+        &[os("init"), os("--preset"), os("real-models")],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(again.code, Some(4), "{}", again.stderr);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+}
