@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use super::split::split_point;
-use super::{CalibrateError, CalibrateOptions, Corpus, LoggedSession, eligible};
+use super::split::fold_of;
+use super::{CalibrateError, CalibrateOptions, Corpus, eligible, weighted};
 use crate::competence::{Calibration, fit};
 
 /// One calibration per fold, each fitted without that fold's tasks, and the fold of every
@@ -25,33 +25,30 @@ pub fn fold_fits(corpus: &Corpus, options: &CalibrateOptions) -> Result<FoldFits
         return Err(CalibrateError::Folds);
     }
     let (_, eligible, by_task) = eligible(&corpus.sessions, options.include_censored);
-    let fold =
-        |s: &LoggedSession| ((split_point(s, by_task) * folds as f64) as usize).min(folds - 1);
     let mut calibrations = Vec::with_capacity(folds);
     for k in 0..folds {
         let outside: Vec<_> = eligible
             .iter()
-            .filter(|s| fold(s) != k)
-            .map(|s| {
-                let w = if options.ipw { 1.0 / s.propensity } else { 1.0 };
-                s.trajectory.clone().with_weight(w)
-            })
+            .copied()
+            .filter(|s| fold_of(s, by_task, folds) != k)
             .collect();
         let (calibration, _) =
-            fit(&outside, &options.fit).map_err(|source| CalibrateError::Fold {
-                fold: k + 1,
-                folds,
-                source,
+            fit(&weighted(&outside, options.ipw), &options.fit).map_err(|source| {
+                CalibrateError::Fold {
+                    fold: k + 1,
+                    folds,
+                    source,
+                }
             })?;
         calibrations.push(calibration);
     }
-    let fold_of = corpus
+    let by_file = corpus
         .sessions
         .iter()
-        .map(|s| (s.source.clone(), fold(s)))
+        .map(|s| (s.source.clone(), fold_of(s, by_task, folds)))
         .collect();
     Ok(FoldFits {
         calibrations,
-        fold_of,
+        fold_of: by_file,
     })
 }

@@ -54,7 +54,7 @@ use crate::config::Config;
 
 use schedule::schedule_refused;
 use score::{paths, score};
-use split::{distinct_tasks, group_key, split_point};
+use split::{distinct_tasks, fold_of, group_key};
 
 pub use cross_fit::{FoldFits, fold_fits};
 pub use read::{
@@ -267,16 +267,7 @@ pub fn calibrate(
     counts.holdout_tasks = distinct_tasks(&held);
     counts.ipw = options.ipw;
     counts.explored = train.iter().filter(|s| s.propensity < 1.0).count();
-    // Sessions left uncensored by exploration stand for the censored ones like them.
-    let weighted = |side: &[&LoggedSession]| -> Vec<Trajectory> {
-        side.iter()
-            .map(|s| {
-                let w = if options.ipw { 1.0 / s.propensity } else { 1.0 };
-                s.trajectory.clone().with_weight(w)
-            })
-            .collect()
-    };
-    let train_set = weighted(&train);
+    let train_set = weighted(&train, options.ipw);
     let (sum, squares) = train_set.iter().fold((0.0, 0.0), |(a, b), t| {
         (a + t.weight(), b + t.weight() * t.weight())
     });
@@ -285,13 +276,12 @@ pub fn calibrate(
     } else {
         0.0
     };
-    let fit_on = |side: &[&LoggedSession]| fit(&weighted(side), &options.fit);
+    let fit_on = |side: &[&LoggedSession]| fit(&weighted(side, options.ipw), &options.fit);
     let (mut calibration, fit_report) = fit(&train_set, &options.fit)?;
     calibration.fitted_on = Some(fitted_on(&train));
     let scored = if folds >= 2 {
         // Out-of-fold: each fold's sessions scored by the fit on the other folds.
-        let fold =
-            |s: &LoggedSession| ((split_point(s, by_task) * folds as f64) as usize).min(folds - 1);
+        let fold = |s: &LoggedSession| fold_of(s, by_task, folds);
         let mut scored = Vec::with_capacity(eligible.len());
         for k in 0..folds {
             let (inside, outside): (Vec<&LoggedSession>, Vec<&LoggedSession>) =
@@ -338,6 +328,17 @@ pub fn calibrate(
         warnings: corpus.warnings.clone(),
     };
     Ok((calibration, report))
+}
+
+/// The sessions' trajectories as fitted: with `ipw`, sessions left uncensored by exploration
+/// stand for the censored ones like them (weight 1 / propensity).
+fn weighted(side: &[&LoggedSession], ipw: bool) -> Vec<Trajectory> {
+    side.iter()
+        .map(|s| {
+            let w = if ipw { 1.0 / s.propensity } else { 1.0 };
+            s.trajectory.clone().with_weight(w)
+        })
+        .collect()
 }
 
 /// The junior the training sessions ran: the most common model name, the longest top list.

@@ -53,7 +53,7 @@ pub fn read_sessions_in(
 ) -> Result<(Vec<LoggedSession>, Vec<ReadWarning>), LogError> {
     let items = LogReader::open(path)?.filter_map(move |item| match item {
         Ok(mut stamped) => {
-            stamped.event = regime.view(&stamped.event)?;
+            stamped.event = regime.take(stamped.event)?;
             Some(Ok(stamped))
         }
         Err(w) => Some(Err(w)),

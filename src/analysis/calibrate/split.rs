@@ -32,6 +32,12 @@ pub(super) fn split_point(session: &LoggedSession, by_task: bool) -> f64 {
     u64::from_be_bytes(bytes) as f64 / (u64::MAX as f64 + 1.0)
 }
 
+/// Which of `folds` cross-validation folds the session is in: [`split_point`]'s line cut
+/// into equal parts.
+pub(super) fn fold_of(session: &LoggedSession, by_task: bool, folds: usize) -> usize {
+    ((split_point(session, by_task) * folds as f64) as usize).min(folds.saturating_sub(1))
+}
+
 /// How many tasks (groups of [`group_key`]) the sessions span.
 pub(super) fn distinct_tasks(sessions: &[&LoggedSession]) -> usize {
     sessions
