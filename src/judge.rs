@@ -23,8 +23,10 @@ pub enum JudgeError {
     },
     #[error("calibration file {path}: {message}")]
     Calibration { path: String, message: String },
+    /// Kept typed so a caller can tell "this calibration has no token law" (a feature
+    /// model) from a failed solve.
     #[error("cannot solve the optimal threshold schedule: {0}")]
-    Schedule(String),
+    Schedule(#[source] crate::competence::CompetenceError),
     #[error("step schedule {path}: {message}")]
     StepSchedule { path: String, message: String },
 }
@@ -322,7 +324,7 @@ pub fn token_clock_schedule(
             stride,
             TOKENS_PER_STEP,
         )
-        .map_err(|e| JudgeError::Schedule(e.to_string()))
+        .map_err(JudgeError::Schedule)
 }
 
 /// The calibration the config names (its file), or the built-in prior. `doctor` reads it

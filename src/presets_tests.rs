@@ -159,3 +159,13 @@ fn the_real_models_preset_runs_the_fitted_judge_it_carries() {
         Preset::RealModels.config_text()
     );
 }
+
+#[test]
+fn serve_runs_the_same_threshold_as_the_preset() {
+    // tools/real-models/serve writes the lane's config in Python; one τ for both.
+    let serve = include_str!("../tools/real-models/serve");
+    assert!(
+        serve.contains(&format!("\nTAU = {REAL_MODELS_TAU}\n")),
+        "tools/real-models/serve's TAU is not REAL_MODELS_TAU ({REAL_MODELS_TAU})"
+    );
+}

@@ -2,6 +2,7 @@
 //! the senior-alone logs, re-scores every junior log under each threshold of the sweep, and
 //! scores every policy of [`super::cascade`]. Reads logs; decides nothing itself.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -185,7 +186,8 @@ pub fn run(
             senior: seniors.len(),
         });
     }
-    let seen: Vec<Vec<Event>> = pairs
+    // The junior's logs as the judge sees them in this regime (borrowed where unchanged).
+    let events: Vec<Vec<Cow<Event>>> = pairs
         .iter()
         .map(|p| {
             juniors.get(&p.task).map_or_else(Vec::new, |e| {
@@ -195,7 +197,6 @@ pub fn run(
             })
         })
         .collect();
-    let events: Vec<&[Event]> = seen.iter().map(Vec::as_slice).collect();
     let mut notes = Vec::new();
     let ratio = sweep.ratio;
     let alone: Vec<_> = pairs.iter().map(cascade::junior_alone).collect();
@@ -223,7 +224,7 @@ pub fn run(
     let cooldown = config.policy.cooldown_steps;
     for &tau in &sweep.taus {
         let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
-        let judges = judges_for(&c, &pairs, cross)?;
+        let judges = Judges::new(&c, &pairs, cross)?;
         let (streamed, posthoc) = judged(&pairs, &events, &judges, cooldown, tau);
         add("streaming, constant τ", Some(tau), streamed);
         add("post-hoc", Some(tau), posthoc);
@@ -236,11 +237,11 @@ pub fn run(
             let mut c = config.clone();
             c.policy.threshold = kind;
             c.costs.kappa = kappa;
-            let judges = match judges_for(&c, &pairs, cross) {
+            let judges = match Judges::new(&c, &pairs, cross) {
                 Ok(judges) => judges,
-                Err(ReplayError::Judge(crate::judge::JudgeError::Schedule(why)))
-                    if why == CompetenceError::NoTokenLaw.to_string() =>
-                {
+                Err(ReplayError::Judge(crate::judge::JudgeError::Schedule(
+                    why @ CompetenceError::NoTokenLaw,
+                ))) => {
                     notes.push(format!("{name}: left out: {why}"));
                     break;
                 }
@@ -270,14 +271,15 @@ pub fn run(
 }
 
 /// The live check of the streaming policy at constant `tau`: the offline decisions over the
-/// paired logs against live cascade sessions of the same tasks (`live`, by task id).
+/// paired logs, read in `sweep`'s regime, against live cascade sessions of the same tasks
+/// (`live`, by task id).
 pub fn live_check(
     juniors: &BTreeMap<String, Vec<Stamped>>,
     seniors: &BTreeMap<String, Vec<Stamped>>,
     live: &BTreeMap<String, Vec<Stamped>>,
     tau: f64,
     config: &Config,
-    ratio: f64,
+    sweep: &Sweep,
 ) -> Result<super::cascade_live::LiveCheck, CascadeError> {
     let (pairs, _) = pairs_of(juniors, seniors);
     let c = counterfactual_config(config, None, Some(&format!("constant={tau}")))?;
@@ -286,8 +288,12 @@ pub fn live_check(
         .iter()
         .map(|pair| {
             let events = juniors.get(&pair.task).map_or(&[][..], Vec::as_slice);
+            let seen: Vec<Cow<Event>> = events
+                .iter()
+                .filter_map(|s| sweep.regime.view(&s.event))
+                .collect();
             let r = rescore(
-                events.iter().map(|s| &s.event),
+                seen.iter().map(AsRef::as_ref),
                 judge.clone(),
                 config.policy.cooldown_steps,
             );
@@ -310,7 +316,11 @@ pub fn live_check(
         })
         .collect();
     Ok(super::cascade_live::check(
-        tau, &pairs, &predicted, &runs, ratio,
+        tau,
+        &pairs,
+        &predicted,
+        &runs,
+        sweep.ratio,
     ))
 }
 
@@ -338,44 +348,63 @@ impl CrossFit {
     }
 }
 
-/// The judge each pair is re-scored by under `config`: the config's for all, or under
-/// cross-fitting the one fitted without the pair's fold (a task no fold names gets the
-/// first fold's).
-fn judges_for(
-    config: &Config,
-    pairs: &[TaskPair],
-    cross: Option<&CrossFit>,
-) -> Result<Vec<Judge>, ReplayError> {
-    let Some(cross) = cross.filter(|c| !c.calibrations.is_empty()) else {
-        return Ok(vec![judge_for(config)?; pairs.len()]);
-    };
-    let mut by_fold = Vec::with_capacity(cross.calibrations.len());
-    for calibration in &cross.calibrations {
-        let judge = crate::judge::SessionJudge::with_calibration(config, calibration.clone())?;
-        by_fold.push(judge.judge().clone());
+/// The judges the pairs are re-scored by under one config: the config's for all, or under
+/// cross-fitting one per fold, each pair by the one fitted without its fold (a task no
+/// fold names gets the first fold's). Built once per fold, not per pair.
+struct Judges {
+    by_fold: Vec<Judge>,
+    /// Index into `by_fold`, per pair.
+    fold: Vec<usize>,
+}
+
+impl Judges {
+    fn new(
+        config: &Config,
+        pairs: &[TaskPair],
+        cross: Option<&CrossFit>,
+    ) -> Result<Judges, ReplayError> {
+        let Some(cross) = cross.filter(|c| !c.calibrations.is_empty()) else {
+            return Ok(Judges {
+                by_fold: vec![judge_for(config)?],
+                fold: vec![0; pairs.len()],
+            });
+        };
+        let mut by_fold = Vec::with_capacity(cross.calibrations.len());
+        for calibration in &cross.calibrations {
+            let judge = crate::judge::SessionJudge::with_calibration(config, calibration.clone())?;
+            by_fold.push(judge.judge().clone());
+        }
+        let last = by_fold.len() - 1;
+        let fold = pairs
+            .iter()
+            .map(|p| cross.fold_of.get(&p.task).copied().unwrap_or(0).min(last))
+            .collect();
+        Ok(Judges { by_fold, fold })
     }
-    Ok(pairs
-        .iter()
-        .map(|p| {
-            let k = cross.fold_of.get(&p.task).copied().unwrap_or(0);
-            by_fold[k.min(by_fold.len() - 1)].clone()
-        })
-        .collect())
+
+    /// The judge of pair `i`.
+    fn of(&self, i: usize) -> &Judge {
+        &self.by_fold[self.fold[i]]
+    }
 }
 
 /// Streaming and post-hoc decisions of one judge: the first hand-off (the judge's or the
 /// loop's), and whether the belief at the end is below `tau`.
 fn judged(
     pairs: &[TaskPair],
-    events: &[&[Event]],
-    judges: &[Judge],
+    events: &[Vec<Cow<Event>>],
+    judges: &Judges,
     cooldown: u32,
     tau: f64,
 ) -> (Vec<cascade::Decision>, Vec<cascade::Decision>) {
     let mut streamed = Vec::with_capacity(pairs.len());
     let mut posthoc = Vec::with_capacity(pairs.len());
-    for ((pair, events), judge) in pairs.iter().zip(events).zip(judges) {
-        let r = rescore(events.iter(), judge.clone(), cooldown);
+    for (i, (pair, events)) in pairs.iter().zip(events).enumerate() {
+        let r = rescore(
+            events.iter().map(AsRef::as_ref),
+            judges.of(i).clone(),
+            cooldown,
+        );
         streamed.push(cascade::streaming(pair, r.escalations.first().copied()));
         let last = r.points.last().map_or(1.0, |p| p.belief);
         posthoc.push(cascade::post_hoc(pair, last < tau));

@@ -6,6 +6,8 @@
 //! check's two step facts (`check_failed`, `tests_fixed`). The session's label stays (it is
 //! the eval's verdict, not something the judge saw).
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::protocol::{Event, EvidenceTerm, SignalKind};
@@ -24,12 +26,34 @@ pub enum Regime {
 
 impl Regime {
     /// The event as the judge would have seen it in this regime; `None` when it would not
-    /// have seen it at all.
-    pub fn view(self, event: &Event) -> Option<Event> {
+    /// have seen it at all. Copied only when the regime changes it.
+    pub fn view(self, event: &Event) -> Option<Cow<'_, Event>> {
         match self {
-            Regime::Check => Some(event.clone()),
-            Regime::NoCheck => without_check(event),
+            Regime::Check => Some(Cow::Borrowed(event)),
+            Regime::NoCheck => match event {
+                Event::CheckRan { .. } => None,
+                Event::BeliefUpdated { terms, .. } | Event::StepEnded { terms, .. }
+                    if terms.iter().any(from_the_check) =>
+                {
+                    self.take(event.clone()).map(Cow::Owned)
+                }
+                _ => Some(Cow::Borrowed(event)),
+            },
         }
+    }
+
+    /// [`Regime::view`] of an event the caller owns (a log being read), without a copy.
+    pub fn take(self, mut event: Event) -> Option<Event> {
+        if self == Regime::NoCheck {
+            match &mut event {
+                Event::CheckRan { .. } => return None,
+                Event::BeliefUpdated { terms, .. } | Event::StepEnded { terms, .. } => {
+                    terms.retain(|t| !from_the_check(t));
+                }
+                _ => {}
+            }
+        }
+        Some(event)
     }
 
     pub fn name(self) -> &'static str {
@@ -46,18 +70,6 @@ fn from_the_check(term: &EvidenceTerm) -> bool {
         term.signal,
         SignalKind::CheckFailed | SignalKind::TestsFixed
     )
-}
-
-fn without_check(event: &Event) -> Option<Event> {
-    let mut event = event.clone();
-    match &mut event {
-        Event::CheckRan { .. } => return None,
-        Event::BeliefUpdated { terms, .. } | Event::StepEnded { terms, .. } => {
-            terms.retain(|t| !from_the_check(t));
-        }
-        _ => {}
-    }
-    Some(event)
 }
 
 #[cfg(test)]
@@ -99,8 +111,13 @@ mod tests {
     fn without_the_check_its_run_and_its_facts_are_gone_and_the_rest_stays() {
         let seen: Vec<Event> = samples()
             .iter()
-            .filter_map(|e| Regime::NoCheck.view(e))
+            .filter_map(|e| Regime::NoCheck.view(e).map(Cow::into_owned))
             .collect();
+        let taken: Vec<Event> = samples()
+            .into_iter()
+            .filter_map(|e| Regime::NoCheck.take(e))
+            .collect();
+        assert_eq!(seen, taken, "view and take agree");
         assert_eq!(seen.len(), 1, "check_ran dropped: {seen:?}");
         let Event::BeliefUpdated { terms, tick, .. } = &seen[0] else {
             panic!("expected the belief update, got {seen:?}");
@@ -114,7 +131,7 @@ mod tests {
     fn with_the_check_every_event_is_seen_as_logged() {
         let seen: Vec<Event> = samples()
             .iter()
-            .filter_map(|e| Regime::Check.view(e))
+            .filter_map(|e| Regime::Check.view(e).map(Cow::into_owned))
             .collect();
         assert_eq!(seen, samples());
     }

@@ -70,7 +70,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let (seniors, senior_skipped) = cascade_sweep::load_stamped(&args.senior).map_err(bad_input)?;
     warn_all(&junior_skipped);
     warn_all(&senior_skipped);
-    let ratio = sweep.ratio;
     let cross = match args.folds {
         None => None,
         Some(folds) => {
@@ -102,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let (logs, skipped) = cascade_sweep::load_stamped(&[dir]).map_err(bad_input)?;
         warn_all(&skipped);
         live.push(
-            cascade_sweep::live_check(&juniors, &seniors, &logs, tau, &config, ratio)
+            cascade_sweep::live_check(&juniors, &seniors, &logs, tau, &config, &experiment.sweep)
                 .map_err(bad_input)?,
         );
     }
