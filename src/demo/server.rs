@@ -23,7 +23,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use serde_json::{Value, json};
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
+#[cfg(feature = "testkit")]
+use tokio::sync::watch;
 
 /// One SSE write: exact bytes, sent after `delay`.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,15 +55,19 @@ pub enum StreamEnd {
     /// Finish the HTTP body normally.
     Close,
     /// Kill the connection without finishing the body, like a crashed server.
+    #[cfg(feature = "testkit")]
     Abort,
     /// Keep the connection open and silent until the client goes away (or the server
     /// stops), for idle-timeout and cancellation tests.
+    #[cfg(feature = "testkit")]
     Hang,
     /// Keep the connection open, writing an SSE comment every `period`, like a server that
     /// is still busy; a write to a closed socket is how a real server notices a client left.
+    #[cfg(feature = "testkit")]
     Tick(Duration),
     /// Send the last chunk again and again, as fast as the client reads, until it goes
     /// away: a server that ignores `max_tokens` and never finishes.
+    #[cfg(feature = "testkit")]
     Endless,
 }
 
@@ -97,6 +103,7 @@ impl Reply {
     }
 
     /// The first `n` writes of a stream, then a killed connection.
+    #[cfg(feature = "testkit")]
     pub fn dropped_after(chunks: impl IntoIterator<Item = Bytes>, n: usize) -> Reply {
         Reply::Sse {
             chunks: chunks.into_iter().take(n).map(RawChunk::new).collect(),
@@ -115,6 +122,7 @@ impl Reply {
     }
 
     /// Adds a response header (only to `Http` replies).
+    #[cfg(feature = "testkit")]
     pub fn with_header(mut self, name: &str, value: &str) -> Reply {
         if let Reply::Http { headers, .. } = &mut self {
             headers.push((name.into(), value.into()));
@@ -179,6 +187,9 @@ struct Inner {
     models: Vec<String>,
     responder: Option<Responder>,
     closed_notify: Notify,
+    /// Turns true when the server stops, so the fault streams that never end by themselves
+    /// (hanging, ticking, endless) end then.
+    #[cfg(feature = "testkit")]
     shutdown: watch::Receiver<bool>,
 }
 
@@ -193,6 +204,7 @@ impl Inner {
 pub struct ScriptedServer {
     addr: SocketAddr,
     inner: Arc<Inner>,
+    #[cfg(feature = "testkit")]
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -202,6 +214,7 @@ impl ScriptedServer {
     pub async fn start(script: Script) -> std::io::Result<ScriptedServer> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
+        #[cfg(feature = "testkit")]
         let (stop, shutdown) = watch::channel(false);
         let inner = Arc::new(Inner {
             shared: Mutex::new(Shared {
@@ -211,6 +224,7 @@ impl ScriptedServer {
             models: script.models,
             responder: script.responder,
             closed_notify: Notify::new(),
+            #[cfg(feature = "testkit")]
             shutdown,
         });
         let app = Router::new()
@@ -229,6 +243,7 @@ impl ScriptedServer {
         Ok(ScriptedServer {
             addr,
             inner,
+            #[cfg(feature = "testkit")]
             stop,
             task,
         })
@@ -284,6 +299,7 @@ impl ScriptedServer {
 
 impl Drop for ScriptedServer {
     fn drop(&mut self) {
+        #[cfg(feature = "testkit")]
         let _ = self.stop.send(true);
         self.task.abort();
     }
@@ -372,13 +388,16 @@ impl Drop for CloseWatch {
 }
 
 fn sse_reply(inner: Arc<Inner>, chunks: Vec<RawChunk>, end: StreamEnd) -> Response {
-    let shutdown = inner.shutdown.clone();
+    #[cfg(feature = "testkit")]
+    let (shutdown, last) = (
+        inner.shutdown.clone(),
+        chunks.last().map(|c| c.bytes.clone()).unwrap_or_default(),
+    );
     let watch = CloseWatch { inner, done: false };
-    let last = chunks.last().map(|c| c.bytes.clone()).unwrap_or_default();
     let state = (watch, chunks.into_iter(), false);
     let stream = futures::stream::unfold(state, move |(mut watch, mut chunks, over)| {
-        let mut shutdown = shutdown.clone();
-        let last = last.clone();
+        #[cfg(feature = "testkit")]
+        let (mut shutdown, last) = (shutdown.clone(), last.clone());
         async move {
             if over {
                 return None;
@@ -387,13 +406,14 @@ fn sse_reply(inner: Arc<Inner>, chunks: Vec<RawChunk>, end: StreamEnd) -> Respon
                 if !chunk.delay.is_zero() {
                     tokio::time::sleep(chunk.delay).await;
                 }
-                return Some((Ok(chunk.bytes), (watch, chunks, false)));
+                return Some((Ok::<_, std::io::Error>(chunk.bytes), (watch, chunks, false)));
             }
             match end {
                 StreamEnd::Close => {
                     watch.completed();
                     None
                 }
+                #[cfg(feature = "testkit")]
                 StreamEnd::Abort => {
                     // The server's own doing, not a client leaving. The pause lets the
                     // chunks before it reach the wire: "n chunks, then dead".
@@ -404,10 +424,12 @@ fn sse_reply(inner: Arc<Inner>, chunks: Vec<RawChunk>, end: StreamEnd) -> Respon
                         (watch, chunks, true),
                     ))
                 }
+                #[cfg(feature = "testkit")]
                 StreamEnd::Hang => {
                     let _ = shutdown.wait_for(|stop| *stop).await;
                     None
                 }
+                #[cfg(feature = "testkit")]
                 StreamEnd::Endless => {
                     if *shutdown.borrow() {
                         return None;
@@ -415,6 +437,7 @@ fn sse_reply(inner: Arc<Inner>, chunks: Vec<RawChunk>, end: StreamEnd) -> Respon
                     tokio::task::yield_now().await;
                     Some((Ok(last), (watch, chunks, false)))
                 }
+                #[cfg(feature = "testkit")]
                 StreamEnd::Tick(period) => {
                     tokio::select! {
                         _ = shutdown.wait_for(|stop| *stop) => None,

@@ -8,6 +8,8 @@
 
 pub mod event;
 pub mod evidence;
+#[cfg(any(test, feature = "testkit"))]
+mod samples;
 pub mod visible;
 mod words;
 
