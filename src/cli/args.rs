@@ -7,34 +7,21 @@ use anyhow::Context;
 
 use crate::config::Config;
 
-/// The `-c KEY=VALUE` settings of this process, set once by `cli::main` before any command
-/// runs (they are global options, parsed before the command's own arguments are used).
-static COMMAND_LINE_OVERRIDES: std::sync::OnceLock<Vec<crate::config::Override>> =
-    std::sync::OnceLock::new();
-
-/// Records the `-c` settings for every later [`ConfigArg::load`].
-pub fn set_overrides(overrides: Vec<crate::config::Override>) {
-    let _ = COMMAND_LINE_OVERRIDES.set(overrides);
+/// The options every command takes and reads the config with: `--config FILE` and the
+/// `-c KEY=VALUE` settings (clap's `global`, so they may stand before or after the
+/// command's name: `handoff --config c.toml exec …` and `handoff exec --config c.toml …`
+/// mean the same). [`super::main`] reads them once and hands this value to the commands
+/// that load the config, so no command reads them from process-wide state.
+#[derive(Debug, Clone, Default)]
+pub struct Globals {
+    /// `--config FILE`, if given.
+    pub config_file: Option<PathBuf>,
+    /// The `-c KEY=VALUE` settings, in command-line order.
+    pub overrides: Vec<crate::config::Override>,
 }
 
-/// The global `--config FILE` of this process, set once by `cli::main` with the `-c`
-/// settings.
-static CONFIG_FILE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-
-/// Records the global `--config FILE` for every later [`ConfigArg::load`].
-pub fn set_config_file(path: Option<PathBuf>) {
-    let _ = CONFIG_FILE.set(path);
-}
-
-/// The config a command runs under. `--config FILE` is a global option (clap's `global`,
-/// so it may stand before or after the command's name: `handoff --config c.toml exec …`
-/// and `handoff exec --config c.toml …` mean the same); this group only marks the commands
-/// that read the config and loads it with one precedence (docs/guide.md, "Configuration").
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ConfigArg {}
-
-impl ConfigArg {
-    /// The config this command runs under; a broken file is bad input (exit 4).
+impl Globals {
+    /// The config a command runs under; a broken file is bad input (exit 4).
     pub fn load(&self) -> anyhow::Result<Config> {
         Ok(self.load_with_source()?.0)
     }
@@ -43,13 +30,13 @@ impl ConfigArg {
     /// then the `HANDOFF_*` variables, then `-c` (docs/guide.md, "Configuration").
     pub fn load_with_source(&self) -> anyhow::Result<(Config, crate::config::Source)> {
         let mut overrides = crate::config::Override::from_env(std::env::vars());
-        overrides.extend(COMMAND_LINE_OVERRIDES.get().cloned().unwrap_or_default());
-        Config::discover_with(self.path(), &overrides).context("loading the configuration")
+        overrides.extend(self.overrides.iter().cloned());
+        Config::discover_with(self.config_path(), &overrides).context("loading the configuration")
     }
 
     /// The `--config FILE` given on the command line, if any.
-    pub fn path(&self) -> Option<&'static Path> {
-        CONFIG_FILE.get().and_then(|p| p.as_deref())
+    pub fn config_path(&self) -> Option<&Path> {
+        self.config_file.as_deref()
     }
 }
 

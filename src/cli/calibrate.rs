@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::args::{ConfigArg, JsonArg, LogInputs};
+use super::args::{Globals, JsonArg, LogInputs};
 use super::output::{Shape, emit, warn_all};
 use crate::exit::{Exit, bad_input};
 
@@ -46,9 +46,6 @@ pub struct Args {
     no_check: bool,
     #[command(flatten)]
     json: JsonArg,
-    /// Config whose costs and token budget the threshold schedule is solved for.
-    #[command(flatten)]
-    config: ConfigArg,
 }
 
 /// `--model`: which [`BeliefModel`](crate::competence::BeliefModel) `calibrate` fits.
@@ -67,10 +64,10 @@ impl Model {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     use crate::analysis::calibrate::{CalibrateOptions, calibrate, load_in};
     use crate::analysis::regime::Regime;
-    let config = args.config.load()?;
+    let config = globals.load()?;
     let regime = if args.no_check {
         Regime::NoCheck
     } else {

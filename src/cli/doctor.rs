@@ -1,19 +1,17 @@
 //! `handoff doctor`: probe both endpoints; exits 1 when one is unusable.
 
-use super::args::{ConfigArg, JsonArg};
+use super::args::{Globals, JsonArg};
 use super::output::{Shape, emit, runtime};
 use crate::exit::Exit;
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    config: ConfigArg,
-    #[command(flatten)]
     json: JsonArg,
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let (config, source) = args.config.load_with_source()?;
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
+    let (config, source) = globals.load_with_source()?;
     let reports = runtime()?.block_on(crate::llm::doctor::check(&config));
     // Read once: both lines speak of it.
     let loaded = crate::judge::load_calibration(&config);

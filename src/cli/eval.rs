@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::args::{ConfigArg, JsonArg};
+use super::args::{Globals, JsonArg};
 use super::output::{Shape, emit, runtime};
 use crate::config::Config;
 use crate::eval::{EvalArgs, EvalReport, Policy, Shard};
@@ -24,8 +24,6 @@ pub struct Args {
     /// The suite directory (one TOML file per task).
     #[arg(required = true)]
     suite: Option<PathBuf>,
-    #[command(flatten)]
-    config: ConfigArg,
     /// constant, myopic, optimal, junior-only, senior-only, configured or a number τ;
     /// repeatable (default: the configured policy).
     #[arg(long = "policy", value_name = "P")]
@@ -96,7 +94,7 @@ enum Action {
     },
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     match args.action {
         Some(Action::ImportHumaneval { file, out }) => {
             let problems = crate::eval::humaneval::read_problems(&file).map_err(bad_input)?;
@@ -108,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             let report = crate::eval::merge(&parts, &out).map_err(bad_input)?;
             return finish(&report, json.json, &out);
         }
-        Some(Action::Cascade(args)) => return super::cascade::run(args),
+        Some(Action::Cascade(args)) => return super::cascade::run(args, globals),
         Some(Action::Asks {
             suite,
             logs,
@@ -125,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => {}
     }
     let suite = args.suite.context("name the suite directory")?;
-    let config = args.config.load()?;
+    let config = globals.load()?;
     if args.validate {
         return validate_suite(&suite, &config, args.jobs);
     }

@@ -5,14 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::args::{ConfigArg, SessionArgs};
+use super::args::{Globals, SessionArgs};
 use super::output::{Shape, emit, runtime};
 use crate::exit::Exit;
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    config: ConfigArg,
     /// One JSON event per line on stdout, then a summary object.
     #[arg(long)]
     json: bool,
@@ -40,8 +38,8 @@ pub(super) fn session_error(e: crate::app::wiring::ExecError) -> anyhow::Error {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let config = args.config.load()?;
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
+    let config = globals.load()?;
     let task = args.session.task_text()?;
     let exec = crate::app::headless::ExecArgs {
         repo: args.session.repo,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use super::args::Globals;
 use crate::exit::Exit;
 use crate::presets::Preset;
 
@@ -24,11 +25,8 @@ fn preset_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(Preset::ALL.map(Preset::name))
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let path = match args
-        .path
-        .or_else(|| super::args::ConfigArg::default().path().map(Into::into))
-    {
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
+    let path = match args.path.or_else(|| globals.config_path().map(Into::into)) {
         Some(p) => p,
         None => crate::config::default_path().context("cannot find the XDG config directory")?,
     };

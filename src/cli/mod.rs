@@ -31,6 +31,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use crate::exit::Exit;
+use args::Globals;
 
 #[derive(Parser)]
 #[command(
@@ -98,28 +99,32 @@ enum Command {
 /// Parses the command line, runs the command and decides the exit code ([`Exit`]).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(err) = global_options(&cli) {
-        eprintln!("handoff: {}", crate::chain::once(&err));
-        return Exit::for_error(&err).into();
-    }
+    let globals = match global_options(&cli) {
+        Ok(g) => g,
+        Err(err) => {
+            eprintln!("handoff: {}", crate::chain::once(&err));
+            return Exit::for_error(&err).into();
+        }
+    };
     // handoff starts no daemon of its own, so every orphan it adopts is a command's and
     // the walk at the end of each call may kill it (see `agent::proctree`).
     crate::agent::proctree::adopt_orphans();
+    let g = &globals;
     let result = match cli.command {
         Command::Demo(a) => demo::run(a),
-        Command::Run(a) => run::run(a),
-        Command::Exec(a) => exec::run(a),
-        Command::Init(a) => init::run(a),
-        Command::Doctor(a) => doctor::run(a),
-        Command::Eval(a) => eval::run(a),
+        Command::Run(a) => run::run(a, g),
+        Command::Exec(a) => exec::run(a, g),
+        Command::Init(a) => init::run(a, g),
+        Command::Doctor(a) => doctor::run(a, g),
+        Command::Eval(a) => eval::run(a, g),
         Command::Simulate(a) => simulate::run(a),
         Command::Report(a) => report::run(a),
-        Command::Calibrate(a) => calibrate::run(a),
-        Command::Schedule(a) => schedule::run(a),
-        Command::Replay(a) => replay::run(a),
+        Command::Calibrate(a) => calibrate::run(a, g),
+        Command::Schedule(a) => schedule::run(a, g),
+        Command::Replay(a) => replay::run(a, g),
         Command::Diff(a) => diff::run(a),
         Command::Restore(a) => restore::run(a),
-        Command::Sessions(a) => sessions::run(a),
+        Command::Sessions(a) => sessions::run(a, g),
         Command::Completions(a) => completions::run(a),
         Command::Man => man::run(),
     };
@@ -132,9 +137,10 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `-C DIR` and `-c KEY=VALUE`, which every command takes: the directory changes first, so
-/// relative paths everywhere (`--repo .`, `--config`, logs) mean what they would there.
-fn global_options(cli: &Cli) -> anyhow::Result<()> {
+/// `-C DIR`, `-c KEY=VALUE` and `--config FILE`, which every command takes: the directory
+/// changes first, so relative paths everywhere (`--repo .`, `--config`, logs) mean what
+/// they would there; the other two become the [`Globals`] the commands load the config with.
+fn global_options(cli: &Cli) -> anyhow::Result<Globals> {
     if let Some(dir) = &cli.chdir {
         std::env::set_current_dir(dir)
             .with_context(|| format!("-C {}", dir.display()))
@@ -145,9 +151,10 @@ fn global_options(cli: &Cli) -> anyhow::Result<()> {
         .iter()
         .map(|a| crate::config::Override::from_arg(a))
         .collect::<Result<Vec<_>, _>>()?;
-    args::set_overrides(overrides);
-    args::set_config_file(cli.config.clone());
-    Ok(())
+    Ok(Globals {
+        config_file: cli.config.clone(),
+        overrides,
+    })
 }
 
 /// The command line as clap sees it, for completions and the man page.

@@ -1,12 +1,12 @@
 //! `handoff replay`: show a logged session again, and with `--calibration`/`--policy`
 //! judge it again under a different judge.
 
+use super::args::Globals;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::args::ConfigArg;
 use super::output::runtime;
 use crate::exit::{Exit, bad_input};
 
@@ -26,13 +26,11 @@ pub struct Args {
     /// steps=FILE (the step schedule `handoff schedule --write FILE` wrote).
     #[arg(long, value_name = "P")]
     policy: Option<String>,
-    #[command(flatten)]
-    config: ConfigArg,
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     use crate::analysis::replay;
-    let config = args.config.load()?;
+    let config = globals.load()?;
     let (events, warnings) = replay::load_events(&args.log)
         .with_context(|| format!("reading {}", args.log.display()))
         .map_err(bad_input)?;

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 
-use super::args::{ConfigArg, SessionArgs};
+use super::args::{Globals, SessionArgs};
 use super::output::runtime;
 use crate::exit::Exit;
 use crate::tui::intent::ExitReason;
@@ -11,18 +11,16 @@ use crate::tui::intent::ExitReason;
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    config: ConfigArg,
-    #[command(flatten)]
     session: SessionArgs,
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
         eprintln!("handoff: run needs a terminal; for a session without one use `handoff exec`");
         return Ok(Exit::Usage);
     }
-    let mut config = args.config.load()?;
+    let mut config = globals.load()?;
     config.policy.shadow |= args.session.shadow;
     let task = args.session.task_text()?;
     let session = args.session;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::args::{ConfigArg, JsonArg};
+use super::args::{Globals, JsonArg};
 use super::output::{Shape, emit, warn_all};
 use crate::analysis::cascade_sweep;
 use crate::analysis::replay::{judge_for, load_events};
@@ -60,12 +60,10 @@ pub struct Args {
     write: Option<PathBuf>,
     #[command(flatten)]
     json: JsonArg,
-    #[command(flatten)]
-    config: ConfigArg,
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let mut config = args.config.load()?;
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
+    let mut config = globals.load()?;
     if let Some(path) = &args.calibration {
         config.policy.calibration = Some(path.clone());
     }

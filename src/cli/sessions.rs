@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use clap::Subcommand;
 
-use super::args::{ConfigArg, JsonArg, RepoArg, repo_error};
+use super::args::{Globals, JsonArg, RepoArg, repo_error};
 use super::output::{Shape, emit};
 use crate::exit::Exit;
 
@@ -38,23 +38,20 @@ enum Sessions {
         #[command(flatten)]
         repo: RepoArg,
         #[command(flatten)]
-        config: ConfigArg,
-        #[command(flatten)]
         json: JsonArg,
     },
 }
 
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     match args.command {
         Sessions::List { repo, json } => list(&repo, json.json),
         Sessions::Prune {
             max_age_days,
             max_sessions,
             repo,
-            config,
             json,
         } => {
-            let mut limits = config.load()?.checkpoints;
+            let mut limits = globals.load()?.checkpoints;
             limits.max_age_days = max_age_days.unwrap_or(limits.max_age_days);
             limits.max_sessions = max_sessions.unwrap_or(limits.max_sessions);
             let repo = repo.open()?;
