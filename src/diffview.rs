@@ -1,5 +1,6 @@
-//! Diffs rendered for people: the approval modal, the transcript, `handoff diff` and the
-//! end-of-session summary all show a change the same way.
+//! Diffs rendered for people: `handoff diff` and the end-of-session summary show a change
+//! with it, and the screen's transcript and approval prompt tag a patch's lines with the
+//! same classifier ([`diffline`]), so every view agrees on what a line is.
 //!
 //! A rendering is a list of lines, each tagged with what it is ([`LineKind`]), and no
 //! colour: the screen colours by kind, plain output prints the text as it is, `NO_COLOR`
@@ -7,35 +8,17 @@
 //! to the file (`modified`, `new file`, `deleted`, `renamed a → b`), because a bare
 //! `--- a/x` / `+++ /dev/null` pair is easy to misread on a small screen.
 //!
-//! Three sources feed it:
-//! - two texts (a `write_file` over an old file, or a patch's effect computed by the tool),
-//!   diffed with the `similar` crate: pure Rust, no repository needed, and the tool's
-//!   own content is what gets shown — not what the model claims the patch does;
-//! - a patch text as written (sloppy model patches included: lines are classified for
-//!   display, never applied, so nothing here can reject one);
+//! Two sources feed it:
+//! - a patch text as written ([`from_patch`]; sloppy model patches included: lines are
+//!   classified for display by [`diffline::classify`], the classifier the screen uses too,
+//!   never applied, so nothing here can reject one);
 //! - a git diff between two checkpoint trees ([`from_git`]), where git2 already has the
 //!   objects and finds renames.
 
 use serde::{Deserialize, Serialize};
-use similar::{ChangeTag, TextDiff};
 
-/// Lines of context around each change, as `git diff` prints.
-pub const CONTEXT_LINES: usize = 3;
-
-/// What a rendered line is, so a front end can colour it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LineKind {
-    /// Names the file and what happened to it.
-    File,
-    /// An `@@ -a,b +c,d @@` hunk header.
-    Hunk,
-    Added,
-    Removed,
-    Context,
-    /// `\ No newline at end of file`, "binary file", and the like.
-    Note,
-}
+use crate::protocol::diffline;
+pub use crate::protocol::diffline::LineKind;
 
 /// One line of a rendered diff.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,36 +157,6 @@ impl FileDiff {
     }
 }
 
-/// The change from `old` to `new` text. `None` on a side means the file does not exist
-/// there (a creation or a deletion); different paths on the two sides are a rename.
-pub fn from_texts(
-    old_path: Option<&str>,
-    new_path: Option<&str>,
-    old: &str,
-    new: &str,
-) -> RenderedDiff {
-    let mut out = RenderedDiff::default();
-    let Some(change) = change_of(old_path, new_path) else {
-        return out;
-    };
-    let path = new_path.or(old_path).unwrap_or_default().to_string();
-    if old == new && change == FileChange::Modified {
-        return out;
-    }
-    out.open_file(path, change);
-    push_text_hunks(&mut out, old, new);
-    out
-}
-
-/// What `write_file(path, content)` does to a file whose current text is `old`
-/// (`None`: the file does not exist yet).
-pub fn from_write(path: &str, old: Option<&str>, new: &str) -> RenderedDiff {
-    match old {
-        Some(old) => from_texts(Some(path), Some(path), old, new),
-        None => from_texts(None, Some(path), "", new),
-    }
-}
-
 fn change_of(old_path: Option<&str>, new_path: Option<&str>) -> Option<FileChange> {
     Some(match (old_path, new_path) {
         (None, None) => return None,
@@ -216,52 +169,7 @@ fn change_of(old_path: Option<&str>, new_path: Option<&str>) -> Option<FileChang
     })
 }
 
-fn push_text_hunks(out: &mut RenderedDiff, old: &str, new: &str) {
-    let diff = TextDiff::from_lines(old, new);
-    for group in diff.grouped_ops(CONTEXT_LINES) {
-        let (Some(first), Some(last)) = (group.first(), group.last()) else {
-            continue;
-        };
-        let old_range = first.old_range().start..last.old_range().end;
-        let new_range = first.new_range().start..last.new_range().end;
-        out.push(
-            LineKind::Hunk,
-            format!(
-                "@@ -{} +{} @@",
-                hunk_range(old_range.start, old_range.len()),
-                hunk_range(new_range.start, new_range.len())
-            ),
-        );
-        for op in &group {
-            for change in diff.iter_changes(op) {
-                let (kind, sign) = match change.tag() {
-                    ChangeTag::Equal => (LineKind::Context, ' '),
-                    ChangeTag::Delete => (LineKind::Removed, '-'),
-                    ChangeTag::Insert => (LineKind::Added, '+'),
-                };
-                let value = change.value();
-                let line = value.strip_suffix('\n').unwrap_or(value);
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                out.body(kind, format!("{sign}{line}"));
-                if change.missing_newline() {
-                    out.push(LineKind::Note, NO_NEWLINE);
-                }
-            }
-        }
-    }
-}
-
 const NO_NEWLINE: &str = "\\ No newline at end of file";
-
-/// `start,len` as a unified hunk header writes it (1-based; `start,0` names the line
-/// before an empty side).
-fn hunk_range(start: usize, len: usize) -> String {
-    match len {
-        0 => format!("{start},0"),
-        1 => format!("{}", start + 1),
-        n => format!("{},{n}", start + 1),
-    }
-}
 
 /// A unified patch as a model or git wrote it, classified line by line for display.
 ///
@@ -293,15 +201,7 @@ pub fn from_patch(text: &str) -> RenderedDiff {
             i += 2;
             continue;
         }
-        let kind = match line.chars().next() {
-            Some('@') if line.starts_with("@@") => LineKind::Hunk,
-            Some('+') => LineKind::Added,
-            Some('-') => LineKind::Removed,
-            Some(' ') => LineKind::Context,
-            // Models drop the space of blank context lines.
-            None => LineKind::Context,
-            _ => LineKind::Note,
-        };
+        let kind = diffline::classify(line);
         let text = if line.is_empty() { " " } else { line };
         out.body(kind, text.to_string());
         i += 1;

@@ -12,58 +12,6 @@ fn golden(d: &RenderedDiff) -> String {
 }
 
 #[test]
-fn a_write_over_an_existing_file_is_a_modification_with_context() {
-    let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
-    let new = "a\nb\nc\nD\ne\nf\ng\nh\n";
-    let d = from_write("src/x.txt", Some(old), new);
-    assert_eq!(
-        golden(&d),
-        "file    modified src/x.txt\n\
-         hunk    @@ -1,7 +1,7 @@\n\
-         context  a\n\
-         context  b\n\
-         context  c\n\
-         removed -d\n\
-         added   +D\n\
-         context  e\n\
-         context  f\n\
-         context  g\n"
-    );
-    assert_eq!((d.insertions(), d.deletions()), (1, 1));
-    assert_eq!(d.stat(), " src/x.txt | +1 -1\n 1 file changed, +1 -1\n");
-}
-
-#[test]
-fn a_write_of_a_new_file_is_named_new_and_counts_every_line() {
-    let d = from_write("notes.md", None, "one\ntwo");
-    assert_eq!(
-        golden(&d),
-        "file    new file notes.md\n\
-         hunk    @@ -0,0 +1,2 @@\n\
-         added   +one\n\
-         added   +two\n\
-         note    \\ No newline at end of file\n"
-    );
-    assert_eq!(d.files[0].change, FileChange::Added);
-}
-
-#[test]
-fn deletions_and_renames_of_two_texts_are_named() {
-    let gone = from_texts(Some("old.rs"), None, "x\n", "");
-    assert_eq!(
-        golden(&gone),
-        "file    deleted old.rs\nhunk    @@ -1 +0,0 @@\nremoved -x\n"
-    );
-    let moved = from_texts(Some("a.py"), Some("b.py"), "same\n", "same\n");
-    assert_eq!(golden(&moved), "file    renamed a.py → b.py\n");
-    assert_eq!(
-        moved.stat(),
-        " a.py → b.py | +0 -0\n 1 file changed, +0 -0\n"
-    );
-    assert!(from_texts(Some("a"), Some("a"), "same", "same").is_empty());
-}
-
-#[test]
 fn a_sloppy_model_patch_renders_without_being_parsed_strictly() {
     // No `diff --git`, no a/ b/ prefixes, a wrong hunk count, a blank context line
     // without its space.
@@ -138,6 +86,6 @@ Binary files a/logo.png and b/logo.png differ
 
 #[test]
 fn text_joins_the_lines_as_a_pager_would_show_them() {
-    let d = from_write("f", Some("a\n"), "b\n");
+    let d = from_patch("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
     assert_eq!(d.text(), "modified f\n@@ -1 +1 @@\n-a\n+b\n");
 }

@@ -2,10 +2,12 @@
 //!
 //! [`event`] is the schema of logs, the UI and `exec --json` (facts out, [`Command`]
 //! intents in); [`evidence`] names the judge's evidence, so a log records it without the
-//! judge's code; [`visible`] is how text from outside reaches a person who reads it.
+//! judge's code; [`visible`] is how text from outside reaches a person who reads it;
+//! [`diffline`] says what a line of a diff is, for the screen and the CLI alike.
 //! Serde only: this module imports nothing from the crate, so a log's shape changes only
 //! when these files do, and `tests/golden/` says when that happens.
 
+pub mod diffline;
 pub mod event;
 pub mod evidence;
 #[cfg(any(test, feature = "testkit"))]

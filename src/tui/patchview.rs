@@ -2,11 +2,12 @@
 //! coloured lines for the transcript and the approval prompt, instead of its JSON with
 //! `\n` escapes.
 //!
-//! The screen may import only the protocol, so this does not use the crate's diff
-//! renderer: it only classifies the lines of what the model wrote (added, removed, hunk,
-//! context), which is all a screen needs; nothing here is applied or judged.
+//! The screen may import only the protocol, so it classifies the lines of what the model
+//! wrote with the protocol's [`diffline`], the classifier `handoff diff` renders with too;
+//! nothing here is applied or judged.
 
 use super::text::{TLine, Tone};
+use crate::protocol::diffline::{self, LineKind};
 
 /// The change in a call's arguments as lines, at most `max` (then a line saying how many
 /// more); `None` for calls that change no file or whose arguments are not as expected.
@@ -30,18 +31,13 @@ pub fn change_lines(name: &str, arguments: &str, max: usize) -> Option<Vec<TLine
         }
         _ => return None,
     };
-    let (added, removed) = body.iter().fold((0, 0), |(a, r), l| {
-        let text = l.plain();
-        if text.starts_with("+++") || text.starts_with("---") {
-            (a, r)
-        } else if text.starts_with('+') {
-            (a + 1, r)
-        } else if text.starts_with('-') {
-            (a, r + 1)
-        } else {
-            (a, r)
-        }
-    });
+    let (added, removed) = body
+        .iter()
+        .fold((0, 0), |(a, r), l| match kind(&l.plain()) {
+            Some(LineKind::Added) => (a + 1, r),
+            Some(LineKind::Removed) => (a, r + 1),
+            _ => (a, r),
+        });
     let mut out = vec![TLine::of(
         format!("{title}  +{added} -{removed}"),
         Tone::ToolName,
@@ -54,16 +50,18 @@ pub fn change_lines(name: &str, arguments: &str, max: usize) -> Option<Vec<TLine
     Some(out)
 }
 
+/// What a line of a call's change is; `None` for a `---`/`+++` path line.
+fn kind(l: &str) -> Option<LineKind> {
+    (!diffline::is_path_line(l)).then(|| diffline::classify(l))
+}
+
 /// One line of a unified diff, toned by what it is.
 fn patch_line(l: &str) -> TLine {
-    let tone = if l.starts_with("+++") || l.starts_with("---") || l.starts_with("@@") {
-        Tone::Dim
-    } else if l.starts_with('+') {
-        Tone::Ok
-    } else if l.starts_with('-') {
-        Tone::Err
-    } else {
-        Tone::Text
+    let tone = match kind(l) {
+        None | Some(LineKind::Hunk) => Tone::Dim,
+        Some(LineKind::Added) => Tone::Ok,
+        Some(LineKind::Removed) => Tone::Err,
+        Some(LineKind::File | LineKind::Context | LineKind::Note) => Tone::Text,
     };
     TLine::of(l.to_string(), tone)
 }
