@@ -2,21 +2,25 @@
 //! control to a senior model or the operator when its competence posterior B_t falls
 //! below a threshold τ_t. The module walls are in ARCHITECTURE.md: `competence` and `metrics`
 //! are pure science; everything else is plumbing around one stream of [`protocol::Event`]s.
+//!
+//! A module is `pub` only when something outside the crate (the binary's `cli`, tests,
+//! benches, examples) uses it; the others are crate-private so the dead-code lint sees into
+//! them (`.ci/run` denies dead code in the library).
 
 pub mod agent;
 pub mod analysis;
 pub mod app;
-pub mod beneath;
-pub mod chain;
+pub(crate) mod beneath;
+pub(crate) mod chain;
 pub mod cli;
-pub mod code;
+pub(crate) mod code;
 pub mod competence;
 pub mod config;
 pub mod demo;
 pub mod diffview;
 pub mod eval;
 pub mod exit;
-pub mod instructions;
+pub(crate) mod instructions;
 pub mod judge;
 pub mod llm;
 pub mod log;
@@ -24,6 +28,6 @@ pub mod metrics;
 pub mod presets;
 pub mod protocol;
 pub mod repo;
-pub mod router;
+pub(crate) mod router;
 pub mod sim;
 pub mod tui;

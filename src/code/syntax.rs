@@ -80,7 +80,6 @@ impl Item {
 
 /// A source text read by tree-sitter.
 pub struct Parsed {
-    pub lang: Lang,
     pub items: Vec<Item>,
     /// The first place the grammar could not read: (1-based line, that line's text).
     pub error: Option<(usize, String)>,
@@ -155,7 +154,6 @@ pub fn parse(lang: Lang, text: &str) -> Option<Parsed> {
         });
     }
     Some(Parsed {
-        lang,
         items,
         error,
         methods,
