@@ -250,6 +250,13 @@ pub struct AgentConfig {
     pub env_pass: Vec<String>,
     /// Longest tool-call arguments, in bytes, that a tool accepts.
     pub max_argument_bytes: usize,
+    /// Largest file one command may write, in MiB (0: no cap); checkpoints leave out
+    /// untracked files this large. See `agent::sandbox::limits`.
+    pub max_write_mib: u64,
+    /// Most processes one command's tree may run at once (0: no cap).
+    pub max_processes: u32,
+    /// Most resident memory one command's tree may use, in MiB (0: no cap).
+    pub max_memory_mib: u64,
     /// Repair messages in a row for replies with no usable tool call (text only, broken
     /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
     pub max_repairs: u32,
@@ -414,6 +421,9 @@ impl Default for AgentConfig {
             readable_roots: None,
             env_pass: Vec::new(),
             max_argument_bytes: 1024 * 1024,
+            max_write_mib: 1024,
+            max_processes: 512,
+            max_memory_mib: 8192,
             max_repairs: 2,
             stuck_after: 3,
             protected: None,

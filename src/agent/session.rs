@@ -111,7 +111,10 @@ pub async fn run(
         .map_err(|e| SessionError::Workspace(repo_dir.clone(), e))?
         .hide_env(key_vars)
         .with_check_overlay(check_overlay);
-    let repo = Repo::open(&repo_dir).ok().map(std::sync::Mutex::new);
+    let repo = Repo::open(&repo_dir).ok().map(|mut r| {
+        r.set_max_file_bytes(config.agent.max_write_mib.saturating_mul(1024 * 1024));
+        std::sync::Mutex::new(r)
+    });
     emitter
         .emit(Event::SessionStarted {
             session_id: session_id.clone(),

@@ -16,13 +16,13 @@ use crate::agent::support::{config, one_command, repo, servers, write_config};
 /// The unprivileged user the `as_user` cases run as.
 const NOBODY: u32 = 65534;
 
-struct Ended {
-    code: Option<i32>,
+pub(super) struct Ended {
+    pub(super) code: Option<i32>,
     /// The end-of-session summary `exec` prints.
-    stdout: String,
-    log: String,
+    pub(super) stdout: String,
+    pub(super) log: String,
     /// What the `run` calls printed (the log also holds the command's own text).
-    output: String,
+    pub(super) output: String,
 }
 
 /// The outputs of the session's `run` calls, one after the other.
@@ -36,7 +36,7 @@ fn run_outputs(log: &str) -> String {
 }
 
 /// Whether the process runs as root (so the `nobody` cases can be set up).
-fn root() -> bool {
+pub(super) fn root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
@@ -107,9 +107,23 @@ async fn exec_with(
     namespaces: bool,
     started: impl FnOnce(u32),
 ) -> Ended {
+    exec_configured(command, dir, user, namespaces, |_| {}, started).await
+}
+
+/// As [`exec_with`], with the test's config changed by `tweak` first.
+pub(super) async fn exec_configured(
+    command: &str,
+    dir: &Path,
+    user: Option<u32>,
+    namespaces: bool,
+    tweak: impl FnOnce(&mut handoff::config::Config),
+    started: impl FnOnce(u32),
+) -> Ended {
     let (j, s) = servers(one_command(command), Script::new(vec![])).await;
     let work = tempfile::tempdir().expect("tempdir");
-    let cfg_path = write_config(work.path(), &config(&j, &s));
+    let mut cfg = config(&j, &s);
+    tweak(&mut cfg);
+    let cfg_path = write_config(work.path(), &cfg);
     let log = work.path().join("s.jsonl");
     let mut cmd = super::exec_command(dir, &cfg_path, &log, "look around");
     cmd.stdin(Stdio::null())
@@ -140,7 +154,7 @@ async fn exec_with(
     }
 }
 
-fn users() -> Vec<Option<u32>> {
+pub(super) fn users() -> Vec<Option<u32>> {
     if root() {
         vec![None, Some(NOBODY)]
     } else {
@@ -148,7 +162,7 @@ fn users() -> Vec<Option<u32>> {
     }
 }
 
-fn who(user: Option<u32>) -> &'static str {
+pub(super) fn who(user: Option<u32>) -> &'static str {
     if user.is_some() {
         "nobody"
     } else {
@@ -156,7 +170,7 @@ fn who(user: Option<u32>) -> &'static str {
     }
 }
 
-fn python() -> bool {
+pub(super) fn python() -> bool {
     std::process::Command::new("python3")
         .arg("-c")
         .arg("")

@@ -37,6 +37,7 @@ pub mod caps;
 pub mod denial;
 pub mod env;
 pub mod landlock;
+pub mod limits;
 pub mod mounts;
 pub mod namespace;
 pub mod nsinit;
