@@ -179,7 +179,8 @@ pub(super) fn python() -> bool {
 }
 
 /// Attacks 1, 2 and 10: as root a command kept every capability, made a block device node
-/// in the repository, renamed the host and opened `.git` by file handle.
+/// in the repository, renamed the host, set the immutable flag, raised its own priority
+/// and opened `.git` by file handle.
 #[tokio::test]
 async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
     if !root() || !namespaces("capabilities") {
@@ -190,7 +191,8 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
     let mut command = String::from(
         "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; \
          mknod blk b 7 0 && echo MKNOD-BLOCK-MADE; mknod chr c 1 3 && echo MKNOD-CHAR-MADE; \
-         mkfifo fifo && echo FIFO-MADE; hostname handoff-hostile && echo HOSTNAME-SET; ",
+         mkfifo fifo && echo FIFO-MADE; hostname handoff-hostile && echo HOSTNAME-SET; \
+         chattr +i notes.txt && echo CHATTR-SET; renice -n -5 -p $$ && echo RENICE-RAISED; ",
     );
     if python() {
         command.push_str(
@@ -222,7 +224,20 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
         "a FIFO is no device: {}",
         s.output
     );
-    for made in ["MKNOD-BLOCK-MADE", "MKNOD-CHAR-MADE", "HOSTNAME-SET"] {
+    if s.output.contains("CHATTR-SET") {
+        // Put it back, so the temporary repository can be removed.
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(dir.path().join("notes.txt"))
+            .status();
+    }
+    for made in [
+        "MKNOD-BLOCK-MADE",
+        "MKNOD-CHAR-MADE",
+        "HOSTNAME-SET",
+        "CHATTR-SET",
+        "RENICE-RAISED",
+    ] {
         assert!(!s.output.contains(made), "{made}: {}", s.output);
     }
     assert!(!dir.path().join("blk").exists() && !dir.path().join("chr").exists());
