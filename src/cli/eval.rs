@@ -154,9 +154,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         progress: !args.json.json && std::io::stderr().is_terminal(),
         stop: stop.clone(),
     };
-    let report = runtime
-        .block_on(crate::eval::eval(config, eval))
-        .context("running the evaluation")?;
+    let report = runtime.block_on(crate::eval::eval(config, eval));
+    // As for exec (`output::block_on`): a file tool of a stopped run must not hold the exit.
+    runtime.shutdown_background();
+    let report = report.context("running the evaluation")?;
     let exit = finish(&report, args.json.json, &args.out)?;
     // Stopped by a signal: what ran is written, and the evaluation as a whole was aborted.
     Ok(if stop.is_requested() {
