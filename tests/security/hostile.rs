@@ -463,10 +463,12 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
              printf 'ref: refs/heads/main\\n' > src/.git/HEAD && \
              printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"{payload}\"\\n' > src/.git/config && \
              cp -r src/.git mod/copy && printf 'gitdir: ../mod/copy\\n' > lib/.git; \
-             echo edited >> notes.txt; git update-index --skip-worktree notes.txt 2>&1; echo planted"
+             echo edited >> notes.txt; git update-index --skip-worktree notes.txt 2>&1; \
+             echo edited >> other.txt; git update-index --assume-unchanged other.txt 2>&1; echo planted"
         );
         let dir = repo(&[
             ("notes.txt", "hi\n"),
+            ("other.txt", "o\n"),
             ("src/a.txt", "a\n"),
             ("lib/b.txt", "b\n"),
         ]);
@@ -504,13 +506,13 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
         let listed = std::process::Command::new("git")
             .args(["-c", "safe.directory=*", "-C"])
             .arg(dir.path())
-            .args(["ls-files", "-v", "notes.txt"])
+            .args(["ls-files", "-v", "notes.txt", "other.txt"])
             .output()
             .expect("git ls-files");
         let listed = String::from_utf8_lossy(&listed.stdout);
         assert!(
-            listed.starts_with("H "),
-            "{who}: notes.txt is hidden from git status: {listed}"
+            listed.lines().count() == 2 && listed.lines().all(|l| l.starts_with("H ")),
+            "{who}: a file is hidden from git status (S: skip-worktree, h: assume-unchanged): {listed}"
         );
     }
 }
@@ -570,6 +572,7 @@ async fn doctor_names_each_sandbox_layer() {
         "sandbox: landlock:",
         "sandbox: seccomp:",
         "sandbox: capabilities:",
+        "sandbox: caps per command:",
     ] {
         assert!(text.contains(layer), "{layer}: {text}");
     }

@@ -308,5 +308,11 @@ pub fn doctor_lines() -> Vec<String> {
         },
     );
     out.push("capabilities: every set emptied, no_new_privs".into());
+    out.push(
+        "caps per command: files up to agent.max_write_mib (RLIMIT_FSIZE); processes and \
+         resident memory of its tree polled against agent.max_processes and \
+         agent.max_memory_mib (plus RLIMIT_DATA per process)"
+            .into(),
+    );
     out
 }
