@@ -338,7 +338,8 @@ async fn a_command_cannot_change_handoffs_limits_priority_or_signal_it() {
 }
 
 /// Attack 4: `chmod 4777`, `chown`, `touch -d` and extended attributes landed on a file
-/// outside every writable root.
+/// outside every writable root. Also Deliver 1's mounts: the work tree `nosuid,nodev`, the
+/// world above it read-only and `nosuid`.
 #[tokio::test]
 async fn the_world_outside_is_read_only_metadata_included() {
     if !namespaces("read-only world") {
@@ -355,7 +356,8 @@ async fn the_world_outside_is_read_only_metadata_included() {
         let t = target.display();
         let mut command = format!(
             "chmod 4777 '{t}' && echo CHMOD-DONE; touch -d 2001-01-01 '{t}' && echo TOUCH-DONE; \
-             chown {NOBODY} '{t}' && echo CHOWN-DONE; chmod 0 '{}' && echo CHMOD-DIR-DONE; ",
+             chown {NOBODY} '{t}' && echo CHOWN-DONE; chmod 0 '{}' && echo CHMOD-DIR-DONE; \
+             awk -v d=\"$PWD\" '$5 == d {{ print \"TREE-OPTS\", $6 }} $5 == \"/\" {{ print \"ROOT-OPTS\", $6 }}' /proc/self/mountinfo; ",
             outside.path().display()
         );
         if user.is_none() && python() {
@@ -375,6 +377,33 @@ async fn the_world_outside_is_read_only_metadata_included() {
             "XATTR-DONE",
         ] {
             assert!(!s.output.contains(done), "{who}: {done}: {}", s.output);
+        }
+        // The topmost mount at each point is the one in force (the last line for it).
+        let opts = |what: &str| {
+            s.output
+                .lines()
+                .filter_map(|l| l.strip_prefix(what))
+                .last()
+                .map(|o| o.trim().split(',').map(str::to_string).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        let (tree, root) = (opts("TREE-OPTS"), opts("ROOT-OPTS"));
+        for (flag, held) in [
+            ("nosuid", tree.iter().any(|o| o == "nosuid")),
+            ("nodev", tree.iter().any(|o| o == "nodev")),
+            ("rw", tree.iter().any(|o| o == "rw")),
+        ] {
+            assert!(
+                held,
+                "{who}: the work tree is not {flag}: {tree:?}: {}",
+                s.output
+            );
+        }
+        for (flag, held) in [
+            ("ro", root.iter().any(|o| o == "ro")),
+            ("nosuid", root.iter().any(|o| o == "nosuid")),
+        ] {
+            assert!(held, "{who}: / is not {flag}: {root:?}");
         }
         let after = std::fs::metadata(&target).expect("meta");
         assert_eq!(after.mode(), before.mode(), "{who}: mode");
