@@ -334,6 +334,19 @@ async fn a_command_cannot_change_handoffs_limits_priority_or_signal_it() {
                 s.output
             );
         }
+        if python() {
+            // Even its own child, which the same user may trace anywhere else.
+            let dir = repo(&[("notes.txt", "hi\n")]);
+            let trace = "python3 -c \"import ctypes,subprocess\nl=ctypes.CDLL(None,use_errno=True)\n\
+                         c=subprocess.Popen(['sleep','5'])\nr=l.ptrace(16,c.pid,0,0)\n\
+                         print('PTRACE-CHILD',r,ctypes.get_errno())\nc.kill()\"";
+            let s = exec(trace, dir.path(), user, |_| {}).await;
+            assert!(
+                s.output.contains("PTRACE-CHILD -1 1"),
+                "{who}: ptrace is refused (EPERM): {}",
+                s.output
+            );
+        }
     }
 }
 
