@@ -428,37 +428,63 @@ async fn the_world_outside_is_read_only_metadata_included() {
 }
 
 /// Attack 5: a datagram `socketpair` end `sendto()` a path, or a datagram socket
-/// `connect()`ed to it, delivered a file to a listener outside the repository.
+/// `connect()`ed to it, delivered a file to a listener outside the repository; and an
+/// abstract unix socket outside, as root and as `nobody`.
 #[tokio::test]
 async fn no_datagram_reaches_a_socket_outside() {
     if !python() {
         eprintln!("skipped: needs python3");
         return;
     }
-    let outside = tempfile::tempdir().expect("outside");
-    let path = outside.path().join("listener.sock");
-    let listener = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let p = path.display();
-    let command = format!(
-        "python3 -c \"import socket\nfor how in ('pair', 'connect'):\n try:\n  \
-         s = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0] if how == 'pair' else socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n  \
-         s.sendto(b'LEAKED', '{p}') if how == 'pair' else (s.connect('{p}'), s.send(b'LEAKED'))\n  \
-         print(how, 'SENT')\n except OSError as e:\n  print(how, 'refused', e)\""
-    );
-    let dir = repo(&[("notes.txt", "hi\n")]);
-    let s = exec(&command, dir.path(), None, |_| {}).await;
-    assert!(
-        s.output.contains("refused"),
-        "the command ran: {}",
-        s.output
-    );
-    let mut buf = [0u8; 64];
-    assert!(
-        listener.recv(&mut buf).is_err(),
-        "a datagram reached the listener outside"
-    );
-    assert!(!s.output.contains(" SENT"), "{}", s.log);
+    for user in users() {
+        let outside = tempfile::tempdir().expect("outside");
+        let path = outside.path().join("listener.sock");
+        let listener = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
+        if user.is_some() {
+            give_to_nobody(outside.path());
+        }
+        listener.set_nonblocking(true).expect("nonblocking");
+        // An abstract stream socket outside too (Deliver 3: no abstract unix sockets).
+        use std::os::linux::net::SocketAddrExt as _;
+        let name = format!("handoff-hostile-{}", std::process::id());
+        let abstract_listener = std::os::unix::net::UnixListener::bind_addr(
+            &std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).expect("abstract"),
+        )
+        .expect("bind abstract");
+        abstract_listener
+            .set_nonblocking(true)
+            .expect("nonblocking");
+        let p = path.display();
+        let command = format!(
+            "python3 -c \"import socket\nfor how in ('pair', 'connect', 'abstract'):\n try:\n  \
+             s = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0] if how == 'pair' else socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if how == 'abstract' else socket.SOCK_DGRAM)\n  \
+             s.sendto(b'LEAKED', '{p}') if how == 'pair' else (s.connect('\\0{name}'), s.send(b'LEAKED')) if how == 'abstract' else (s.connect('{p}'), s.send(b'LEAKED'))\n  \
+             print(how, 'SENT')\n except OSError as e:\n  print(how, 'refused', e)\""
+        );
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let s = exec(&command, dir.path(), user, |_| {}).await;
+        let who = who(user);
+        assert!(
+            s.output.contains("refused"),
+            "{who}: the command ran: {}",
+            s.output
+        );
+        let mut buf = [0u8; 64];
+        assert!(
+            listener.recv(&mut buf).is_err(),
+            "{who}: a datagram reached the listener outside"
+        );
+        assert!(!s.output.contains(" SENT"), "{who}: {}", s.log);
+        assert!(
+            s.output.contains("abstract refused"),
+            "{who}: the abstract case ran: {}",
+            s.output
+        );
+        assert!(
+            abstract_listener.accept().is_err(),
+            "{who}: a connection reached the abstract socket outside"
+        );
+    }
 }
 
 /// Attack 8: as root a command read the keys in every process's environment, not only
