@@ -495,23 +495,38 @@ async fn a_command_reads_no_other_process_environment() {
         return;
     }
     const SECRET: &str = "sk-neighbour-SECRET-77d1";
-    let mut neighbour = std::process::Command::new("sleep")
-        .arg("60")
-        .env("HANDOFF_TEST_NEIGHBOUR_KEY", SECRET)
-        .spawn()
-        .expect("neighbour");
-    let dir = repo(&[("notes.txt", "hi\n")]);
-    let s = exec(
-        "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a NEIGHBOUR; ls /proc | grep -c '^[0-9]'; echo listed",
-        dir.path(),
-        None,
-        |_| {},
-    )
-    .await;
-    let _ = neighbour.kill();
-    let _ = neighbour.wait();
-    assert!(s.output.contains("listed"), "the command ran: {}", s.output);
-    assert!(!s.log.contains(SECRET), "a neighbour's key reached the log");
+    // As nobody the neighbour is nobody's own process, whose environment the same user
+    // could read anywhere else.
+    for user in users() {
+        let mut neighbour = std::process::Command::new("sleep");
+        neighbour
+            .arg("60")
+            .env("HANDOFF_TEST_NEIGHBOUR_KEY", SECRET);
+        if let Some(uid) = user {
+            neighbour.uid(uid).gid(uid);
+        }
+        let mut neighbour = neighbour.spawn().expect("neighbour");
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let s = exec(
+            "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a NEIGHBOUR; ls /proc | grep -c '^[0-9]'; echo listed",
+            dir.path(),
+            user,
+            |_| {},
+        )
+        .await;
+        let _ = neighbour.kill();
+        let _ = neighbour.wait();
+        let who = who(user);
+        assert!(
+            s.output.contains("listed"),
+            "{who}: the command ran: {}",
+            s.output
+        );
+        assert!(
+            !s.log.contains(SECRET),
+            "{who}: a neighbour's key reached the log"
+        );
+    }
 }
 
 /// Attack 6 and the index flags: a nested `src/.git` and a submodule-style gitfile, each
