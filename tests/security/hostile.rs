@@ -395,8 +395,8 @@ async fn the_world_outside_is_read_only_metadata_included() {
         let opts = |what: &str| {
             s.output
                 .lines()
-                .filter_map(|l| l.strip_prefix(what))
-                .last()
+                .rev()
+                .find_map(|l| l.strip_prefix(what))
                 .map(|o| o.trim().split(',').map(str::to_string).collect::<Vec<_>>())
                 .unwrap_or_default()
         };
