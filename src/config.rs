@@ -20,7 +20,7 @@ mod validate;
 
 pub use checkpoints::CheckpointsConfig;
 pub use overrides::Override;
-pub use policy::{HandoffMode, PolicyConfig, RouteMode, ThresholdKind};
+pub use policy::{HandoffMode, PolicyConfig, QuestionWriter, RouteMode, ThresholdKind};
 
 /// The documented example, also written by `handoff init`.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
@@ -304,6 +304,8 @@ pub struct PromptsConfig {
     pub junior: Option<PathBuf>,
     pub senior: Option<PathBuf>,
     pub triage: Option<PathBuf>,
+    /// The question writer's prompt for `policy.ask_first`.
+    pub ask_first: Option<PathBuf>,
     pub handoff: Option<PathBuf>,
     /// The junior's prompt under `tool_protocol = "text"` (`{tools}`, `{example}` filled in).
     pub junior_text: Option<PathBuf>,
@@ -323,6 +325,7 @@ impl Default for PromptsConfig {
             junior: None,
             senior: None,
             triage: None,
+            ask_first: None,
             handoff: None,
             junior_text: None,
             senior_text: None,

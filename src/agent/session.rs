@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 use crate::competence::{Exploration, Gate, StepFacts, Verdict};
-use crate::config::{Config, HandoffMode, RouteMode};
+use crate::config::{Config, HandoffMode, QuestionWriter, RouteMode};
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message, ToolCall, ToolSpec};
 use crate::protocol::{
@@ -283,6 +283,7 @@ fn code_brief(
         show_tests: config.agent.show_tests,
         budget_bytes,
         writes_code: reader.tool_protocol.writes_code(),
+        invite_questions: config.policy.junior_may_ask,
     };
     let read = |p: &str| tools::files::text_of(workspace, p);
     crate::code::brief::brief(&input, &read)
@@ -434,6 +435,11 @@ impl Session<'_> {
     /// Steps until the session ends.
     async fn steps(&mut self) -> Outcome {
         let specs = tools::specs();
+        if self.config().policy.ask_first
+            && let Next::End(outcome) = self.escalate(EscalationReason::AtStart).await
+        {
+            return outcome;
+        }
         loop {
             let config = self.config();
             let budget = config.agent.token_budget;
