@@ -20,7 +20,7 @@ mod validate;
 
 pub use checkpoints::CheckpointsConfig;
 pub use overrides::Override;
-pub use policy::{HandoffMode, PolicyConfig, RouteMode, ThresholdKind};
+pub use policy::{HandoffMode, PolicyConfig, QuestionWriter, RouteMode, ThresholdKind};
 
 /// The documented example, also written by `handoff init`.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
@@ -250,6 +250,13 @@ pub struct AgentConfig {
     pub env_pass: Vec<String>,
     /// Longest tool-call arguments, in bytes, that a tool accepts.
     pub max_argument_bytes: usize,
+    /// Largest file one command may write, in MiB (0: no cap); checkpoints leave out
+    /// untracked files this large. See `agent::sandbox::limits`.
+    pub max_write_mib: u64,
+    /// Most processes one command's tree may run at once (0: no cap).
+    pub max_processes: u32,
+    /// Most resident memory one command's tree may use, in MiB (0: no cap).
+    pub max_memory_mib: u64,
     /// Repair messages in a row for replies with no usable tool call (text only, broken
     /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
     pub max_repairs: u32,
@@ -297,6 +304,8 @@ pub struct PromptsConfig {
     pub junior: Option<PathBuf>,
     pub senior: Option<PathBuf>,
     pub triage: Option<PathBuf>,
+    /// The question writer's prompt for `policy.ask_first`.
+    pub ask_first: Option<PathBuf>,
     pub handoff: Option<PathBuf>,
     /// The junior's prompt under `tool_protocol = "text"` (`{tools}`, `{example}` filled in).
     pub junior_text: Option<PathBuf>,
@@ -316,6 +325,7 @@ impl Default for PromptsConfig {
             junior: None,
             senior: None,
             triage: None,
+            ask_first: None,
             handoff: None,
             junior_text: None,
             senior_text: None,
@@ -414,6 +424,9 @@ impl Default for AgentConfig {
             readable_roots: None,
             env_pass: Vec::new(),
             max_argument_bytes: 1024 * 1024,
+            max_write_mib: 1024,
+            max_processes: 512,
+            max_memory_mib: 8192,
             max_repairs: 2,
             stuck_after: 3,
             protected: None,

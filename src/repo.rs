@@ -32,6 +32,10 @@ pub use sessions::{
     SessionCheckpoints, StepCheckpoint,
 };
 
+/// Untracked files this large are left out of snapshots unless the session sets its own
+/// cap ([`Repo::set_max_file_bytes`]): `agent.max_write_mib`'s default, 1 GiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Where checkpoint refs live.
 pub const REF_PREFIX: &str = "refs/handoff/";
 
@@ -88,6 +92,8 @@ pub struct Repo {
     /// Holds the temporary index between snapshots, so its stat cache spares re-hashing
     /// unchanged files at every step. Removed with the `Repo`.
     scratch: tempfile::TempDir,
+    /// Untracked files of this many bytes or more are left out of snapshots (0: none are).
+    max_file_bytes: u64,
 }
 
 impl std::fmt::Debug for Repo {
@@ -120,7 +126,16 @@ impl Repo {
             repo,
             workdir,
             scratch,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
         })
+    }
+
+    /// Leaves untracked files of `bytes` or more out of every snapshot (0: keeps them
+    /// all). The session sets it to `agent.max_write_mib`, the size at which a command's
+    /// write is cut: a file that reached it is a runaway output (the one that grew `.git`
+    /// by 1.3 GB, kept by `refs/handoff` after the model deleted it), not work to restore.
+    pub fn set_max_file_bytes(&mut self, bytes: u64) {
+        self.max_file_bytes = bytes;
     }
 
     /// The root of the work tree.
@@ -157,12 +172,17 @@ impl Repo {
                 .as_ref()
                 .is_some_and(|i| i.get_path(path, 0).is_some())
         };
+        let too_big = |path: &Path| {
+            self.max_file_bytes > 0
+                && std::fs::symlink_metadata(self.workdir.join(path))
+                    .is_ok_and(|m| m.is_file() && m.len() >= self.max_file_bytes)
+        };
         let mut skip_secrets = |path: &Path, _spec: &[u8]| -> i32 {
             let secret = path
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(is_secret_name);
-            i32::from(secret && !is_tracked(path))
+            i32::from((secret || too_big(path)) && !is_tracked(path))
         };
         index.add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_secrets))?;
         index.update_all(["*"], None)?;
@@ -174,6 +194,7 @@ impl Repo {
             .filter(|p| !is_tracked(p))
             .filter(|p| {
                 repo.is_path_ignored(p).unwrap_or(false)
+                    || too_big(p)
                     || p.file_name()
                         .and_then(|n| n.to_str())
                         .is_some_and(is_secret_name)

@@ -27,6 +27,8 @@ pub struct Question {
     pub text: String,
     pub options: Vec<String>,
     pub default_assumption: Option<String>,
+    /// The detail asked about, in a few words (the operator's modal names it).
+    pub topic: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -38,6 +40,8 @@ struct TriageReply {
     options: Vec<String>,
     #[serde(default)]
     default_assumption: String,
+    #[serde(default)]
+    topic: String,
     #[serde(default)]
     reason: String,
 }
@@ -118,10 +122,12 @@ fn question_of(r: &TriageReply) -> Option<Question> {
         .take(6)
         .collect();
     let default = r.default_assumption.trim();
+    let topic = r.topic.trim();
     Some(Question {
         text: text.to_string(),
         options,
         default_assumption: (!default.is_empty()).then(|| default.to_string()),
+        topic: (!topic.is_empty()).then(|| topic.chars().take(80).collect()),
     })
 }
 
@@ -134,6 +140,7 @@ fn fallback_question(task: &str) -> Question {
         ),
         options: Vec::new(),
         default_assumption: None,
+        topic: None,
     }
 }
 
@@ -152,7 +159,7 @@ mod tests {
     #[test]
     fn triage_reply_in_a_code_fence_becomes_a_question() {
         let reply = "Sure.\n```json\n{\"route\": \"operator\", \"question\": \"ISO or US dates?\", \
-                     \"options\": [\"ISO\", \" US \", \"\"], \"default_assumption\": \"ISO\", \
+                     \"options\": [\"ISO\", \" US \", \"\"], \"default_assumption\": \"ISO\", \"topic\": \" date format \", \
                      \"reason\": \"format unstated {x}\"}\n```";
         let d = decide(RouteMode::Triage, Some(reply), "t");
         assert_eq!(
@@ -163,6 +170,7 @@ mod tests {
                     text: "ISO or US dates?".into(),
                     options: vec!["ISO".into(), "US".into()],
                     default_assumption: Some("ISO".into()),
+                    topic: Some("date format".into()),
                 }),
                 reason: "format unstated {x}".into(),
             }

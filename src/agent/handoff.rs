@@ -40,6 +40,7 @@ pub(crate) async fn ask(
             options: q.options.clone(),
             default_assumption: q.default_assumption.clone(),
             self_initiated,
+            topic: q.topic.clone(),
         })
         .await;
     let reply = match inbox.wait(Waiting::Answer).await {
@@ -117,10 +118,12 @@ pub(crate) enum Triage {
 }
 
 /// Asks the senior what kind of blocker this is.
+/// One call to the question writer (`policy.question_writer`, on `actor`'s endpoint,
+/// billed to it): the triage reply, or the question of `policy.ask_first`.
 pub(crate) async fn triage(
     emitter: &Emitter,
     inbox: &mut Inbox,
-    senior: &Client,
+    (writer, actor): (&Client, Actor),
     prompt: &str,
     note: &str,
 ) -> Triage {
@@ -128,17 +131,17 @@ pub(crate) async fn triage(
         messages: vec![Message::system(prompt), Message::user(note)],
         tools: Vec::new(),
     };
-    let mut retry = Retry::new(Actor::Senior);
+    let mut retry = Retry::new(actor);
     loop {
-        let err = match complete(senior, &req).await {
+        let err = match complete(writer, actor, &req).await {
             Ok((text, tally)) => {
-                let cost = cost_event(senior, Actor::Senior, &req, &tally);
+                let cost = cost_event(writer, actor, &req, &tally);
                 emitter.emit(cost).await;
                 return Triage::Reply(Some(text));
             }
             Err(err) => err,
         };
-        match retry.fault(emitter, inbox, senior, err).await {
+        match retry.fault(emitter, inbox, writer, err).await {
             AfterFault::Again => {}
             AfterFault::Quit => return Triage::Quit,
             AfterFault::GiveUp(_) | AfterFault::Escalate => return Triage::Reply(None),
@@ -147,9 +150,13 @@ pub(crate) async fn triage(
 }
 
 /// A whole reply as text (no judging: triage is not the junior's work), cut at the
-/// senior's `max_tokens` like every turn.
-async fn complete(client: &Client, req: &ChatRequest) -> Result<(String, UsageTally), LlmError> {
-    let limit = super::turn::TokenLimit::of(client, Actor::Senior, None);
+/// writer's `max_tokens` like every turn.
+async fn complete(
+    client: &Client,
+    actor: Actor,
+    req: &ChatRequest,
+) -> Result<(String, UsageTally), LlmError> {
+    let limit = super::turn::TokenLimit::of(client, actor, None);
     let mut stream = client.stream_once(req).await?;
     let mut text = String::new();
     let mut tally = UsageTally::default();

@@ -162,6 +162,33 @@ impl Tree {
         kill_all(self.leader, &self.marker);
     }
 
+    /// What the command's tree uses now: its live processes (its session and every
+    /// descendant of its leader, so a PID namespace's whole content) and their summed
+    /// resident memory; for the caps of [`crate::agent::sandbox::limits`].
+    pub fn usage(&self) -> crate::agent::sandbox::limits::Usage {
+        let mut usage = crate::agent::sandbox::limits::Usage::default();
+        if self.done || self.leader <= 0 {
+            return usage;
+        }
+        let me = own_pid();
+        let procs = scan();
+        let roots: HashSet<i32> = procs
+            .iter()
+            .filter(|(pid, p)| **pid == self.leader || p.sid == self.leader)
+            .map(|(pid, _)| *pid)
+            .collect();
+        // SAFETY: sysconf(3) with a constant name.
+        let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        for pid in descendants(&procs, roots, me) {
+            if procs.get(&pid).is_none_or(|p| p.zombie) {
+                continue;
+            }
+            usage.processes += 1;
+            usage.resident_bytes += resident_pages(pid).saturating_mul(page);
+        }
+        usage
+    }
+
     /// Kills; after this the guard does nothing.
     pub fn finish(&mut self) {
         self.kill();
@@ -310,6 +337,14 @@ fn parse_stat(stat: &str) -> Option<Proc> {
         sid,
         zombie: state == "Z" || state == "X",
     })
+}
+
+/// The resident pages of `pid` (`/proc/PID/statm`, second field); 0 when it is gone.
+fn resident_pages(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
 }
 
 fn carries(pid: i32, needle: &str) -> bool {

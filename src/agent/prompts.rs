@@ -25,6 +25,8 @@ pub struct Prompts {
     /// The senior's system prompt when it starts over (`handoff = "restart"`): the junior's
     /// prompt under the senior's tool protocol, so a restart is the senior alone on the task.
     pub restart: String,
+    /// The question writer's prompt for `policy.ask_first`.
+    pub ask_first: String,
 }
 
 /// Why a prompt override could not be used.
@@ -47,6 +49,7 @@ impl Default for Prompts {
             senior_text: include_str!("../../prompts/senior_text.txt").to_string(),
             junior_code: include_str!("../../prompts/junior_code.txt").to_string(),
             restart: include_str!("../../prompts/junior.txt").to_string(),
+            ask_first: include_str!("../../prompts/ask_first.txt").to_string(),
         }
     }
 }
@@ -59,6 +62,7 @@ impl Prompts {
             ("junior", &cfg.junior, &mut p.junior),
             ("senior", &cfg.senior, &mut p.senior),
             ("triage", &cfg.triage, &mut p.triage),
+            ("ask_first", &cfg.ask_first, &mut p.ask_first),
             ("handoff", &cfg.handoff, &mut p.handoff),
             ("junior_text", &cfg.junior_text, &mut p.junior_text),
             ("senior_text", &cfg.senior_text, &mut p.senior_text),

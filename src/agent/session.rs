@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 use crate::competence::{Exploration, Gate, StepFacts, Verdict};
-use crate::config::{Config, HandoffMode, RouteMode};
+use crate::config::{Config, HandoffMode, QuestionWriter, RouteMode};
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message, ToolCall, ToolSpec};
 use crate::protocol::{
@@ -111,7 +111,10 @@ pub async fn run(
         .map_err(|e| SessionError::Workspace(repo_dir.clone(), e))?
         .hide_env(key_vars)
         .with_check_overlay(check_overlay);
-    let repo = Repo::open(&repo_dir).ok().map(std::sync::Mutex::new);
+    let repo = Repo::open(&repo_dir).ok().map(|mut r| {
+        r.set_max_file_bytes(config.agent.max_write_mib.saturating_mul(1024 * 1024));
+        std::sync::Mutex::new(r)
+    });
     emitter
         .emit(Event::SessionStarted {
             session_id: session_id.clone(),
@@ -280,6 +283,7 @@ fn code_brief(
         show_tests: config.agent.show_tests,
         budget_bytes,
         writes_code: reader.tool_protocol.writes_code(),
+        invite_questions: config.policy.junior_may_ask,
     };
     let read = |p: &str| tools::files::text_of(workspace, p);
     crate::code::brief::brief(&input, &read)
@@ -431,6 +435,11 @@ impl Session<'_> {
     /// Steps until the session ends.
     async fn steps(&mut self) -> Outcome {
         let specs = tools::specs();
+        if self.config().policy.ask_first
+            && let Next::End(outcome) = self.escalate(EscalationReason::AtStart).await
+        {
+            return outcome;
+        }
         loop {
             let config = self.config();
             let budget = config.agent.token_budget;

@@ -9,7 +9,8 @@ use super::summarize_file;
 use crate::log::log_files;
 use crate::metrics::session::SessionSummary;
 use crate::metrics::{
-    AskTally, CostAccuracyPoint, ModelSteps, SessionAsk, SessionAskScores, ask_table,
+    AskSession, AskTable, AskTally, CostAccuracyPoint, Interval, ModelSteps, SessionAsk,
+    SessionAskScores, ask_table, bootstrap_picks,
 };
 use crate::protocol::{EscalationReason, Outcome, Route};
 
@@ -108,10 +109,25 @@ pub struct AskScores {
     pub precision: Option<f64>,
     pub recall: Option<f64>,
     pub f1: Option<f64>,
+    /// 95 % percentile-bootstrap interval of `f1`, sessions resampled
+    /// ([`ASK_BOOTSTRAP_REPS`] draws, seed [`ASK_BOOTSTRAP_SEED`]).
+    pub f1_interval: Option<Interval>,
 }
 
-impl From<&AskTally> for AskScores {
-    fn from(t: &AskTally) -> AskScores {
+/// Resamples of the per-route Ask-F1 intervals (fixed: the same logs print the same).
+pub const ASK_BOOTSTRAP_REPS: usize = 2000;
+/// Seed of the per-route Ask-F1 intervals.
+pub const ASK_BOOTSTRAP_SEED: u64 = 31;
+
+impl AskScores {
+    /// The scores of one route's tally, with the interval of its F1 over the sessions.
+    fn of(sessions: &[AskSession], route: fn(&AskTable) -> &AskTally) -> AskScores {
+        let table = ask_table(sessions);
+        let t = route(&table);
+        let f1 = |picks: &[usize]| {
+            let sample: Vec<AskSession> = picks.iter().map(|&i| sessions[i].clone()).collect();
+            route(&ask_table(&sample)).f1()
+        };
         AskScores {
             tp: t.tp,
             fp: t.fp,
@@ -120,6 +136,12 @@ impl From<&AskTally> for AskScores {
             precision: t.precision(),
             recall: t.recall(),
             f1: t.f1(),
+            f1_interval: bootstrap_picks(
+                sessions.len(),
+                f1,
+                ASK_BOOTSTRAP_REPS,
+                ASK_BOOTSTRAP_SEED,
+            ),
         }
     }
 }
@@ -279,7 +301,6 @@ impl Report {
             }
         }
         let asks: Vec<_> = sessions.iter().map(|s| s.ask_session()).collect();
-        let ask = ask_table(&asks);
         // Per session, only sessions that can be labelled: a result, and no hand-off that
         // was neither the judge's nor the junior's (a forced takeover or a fault censors
         // the junior's outcome without being a decision to score).
@@ -330,9 +351,9 @@ impl Report {
                     .collect(),
             ),
             ask_sessions: SessionAskScores::from(&SessionAsk::tally(scored)),
-            ask_pooled: AskScores::from(&ask.pooled),
-            ask_senior: AskScores::from(&ask.senior),
-            ask_operator: AskScores::from(&ask.operator),
+            ask_pooled: AskScores::of(&asks, |t| &t.pooled),
+            ask_senior: AskScores::of(&asks, |t| &t.senior),
+            ask_operator: AskScores::of(&asks, |t| &t.operator),
             cost_junior_only: route_cost(&taking(None)),
             cost_senior: route_cost(&taking(Some(Route::Senior))),
             cost_operator: route_cost(&taking(Some(Route::Operator))),
@@ -418,6 +439,10 @@ impl Report {
                 num(a.precision),
                 num(a.recall),
                 num(a.f1),
+                a.f1_interval.map_or_else(
+                    || "-".to_string(),
+                    |i| format!("[{:.2}, {:.2}]", i.lower, i.upper),
+                ),
             ]
         };
         let (a, c) = (&self.ask_sessions, &self.ask_sessions.counts);
@@ -456,6 +481,7 @@ impl Report {
                 "precision",
                 "recall",
                 "f1",
+                "f1 95 %",
             ],
             &[
                 ask_row("pooled", &self.ask_pooled),

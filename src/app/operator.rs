@@ -186,6 +186,7 @@ mod tests {
                 options: vec![],
                 default_assumption: None,
                 self_initiated: false,
+                topic: None,
             },
         };
         etx.send(asked.clone()).await.expect("send");

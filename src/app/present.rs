@@ -196,17 +196,24 @@ fn event_words(e: &Event) -> Option<String> {
             belief_vs_threshold(*belief, *threshold)
         ),
         Event::OperatorAsked {
-            question, options, ..
+            question,
+            options,
+            topic,
+            ..
         } => {
             // One line, newlines shown: a raw newline in the model's question must not
             // start a second "question to the operator:" line of its own.
             let question = visible(question);
+            let about = topic
+                .as_deref()
+                .map(|t| format!(" (about: {})", visible(t)))
+                .unwrap_or_default();
             if options.is_empty() {
-                format!("question to the operator: {question}")
+                format!("question to the operator{about}: {question}")
             } else {
                 let options: Vec<_> = options.iter().map(|o| visible(o)).collect();
                 format!(
-                    "question to the operator: {question} [{}]",
+                    "question to the operator{about}: {question} [{}]",
                     options.join(" | ")
                 )
             }

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use anyhow::Context;
 
 use super::args::LogArg;
-use super::output::runtime;
+use super::output::block_on;
 use crate::exit::Exit;
 
 #[derive(clap::Args)]
@@ -19,9 +19,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let headless = args.headless || !std::io::stdout().is_terminal();
-    let summary = runtime()?
-        .block_on(crate::demo::run::demo(headless, args.log.log))
-        .context("running the demo")?;
+    let summary =
+        block_on(crate::demo::run::demo(headless, args.log.log))?.context("running the demo")?;
     // The demo's session is scripted to succeed; what it shows is how, so a finished demo
     // exits 0 whatever its outcome, and a quit TUI (no summary) does too.
     if let Some(summary) = summary {

@@ -62,6 +62,19 @@ enum Action {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Build a blocker suite from HumanEval (HiL-Bench's way): `make` writes a full and a
+    /// blocked variant of every problem; after a single-shot run of the reference model
+    /// over both, `select` keeps the tasks whose removed detail is needed.
+    #[command(subcommand)]
+    Blockers(BlockersAction),
+    /// The simulated operator's matcher against a hand-labelled sample of real questions
+    /// (JSON lines: task, policy, question, blocker, targets): agreement, false accepts,
+    /// false rejects.
+    Matcher {
+        labels: PathBuf,
+        #[command(flatten)]
+        json: JsonArg,
+    },
     /// Merge the outputs of several shards (their directories or results.json files) into
     /// one report with the frontier and APGR over the whole suite.
     Merge {
@@ -94,12 +107,81 @@ enum Action {
     },
 }
 
+#[derive(clap::Subcommand)]
+enum BlockersAction {
+    /// Write OUT/full, OUT/blocked (one detail removed, registered as the blocker) and
+    /// OUT/candidates.json from HumanEval.jsonl(.gz).
+    Make {
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Chooses which detail of each problem is removed (and the untouched draw).
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+    },
+    /// Keep the blocked tasks whose single shot passes with the detail and fails without
+    /// it; add as many untouched tasks; write the suite and its selection.json.
+    Select {
+        /// The directory `make` wrote.
+        #[arg(long)]
+        from: PathBuf,
+        /// results.json (or its directory) of the single shot over OUT/full.
+        #[arg(long)]
+        with: PathBuf,
+        /// results.json (or its directory) of the single shot over OUT/blocked.
+        #[arg(long)]
+        without: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn blockers(action: BlockersAction) -> anyhow::Result<Exit> {
+    match action {
+        BlockersAction::Make { file, out, seed } => {
+            let problems = crate::eval::humaneval::read_problems(&file).map_err(bad_input)?;
+            let source = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let manifest = crate::eval::blockers::make::make(&problems, seed, &source, &out)?;
+            let blocked = manifest.tasks.iter().filter(|t| t.chosen.is_some()).count();
+            println!(
+                "wrote {} full and {blocked} blocked tasks to {} (seed {seed})",
+                manifest.tasks.len(),
+                out.display()
+            );
+        }
+        BlockersAction::Select {
+            from,
+            with,
+            without,
+            out,
+        } => {
+            let s = crate::eval::blockers::select::select(&from, &with, &without, &out)
+                .map_err(bad_input)?;
+            let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!("wrote {} ({})", out.display(), counts.join(", "));
+        }
+    }
+    Ok(Exit::Success)
+}
+
 pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     match args.action {
         Some(Action::ImportHumaneval { file, out }) => {
             let problems = crate::eval::humaneval::read_problems(&file).map_err(bad_input)?;
             let ids = crate::eval::humaneval::import(&problems, &out)?;
             println!("wrote {} tasks to {}", ids.len(), out.display());
+            return Ok(Exit::Success);
+        }
+        Some(Action::Blockers(action)) => return blockers(action),
+        Some(Action::Matcher { labels, json }) => {
+            let sample = crate::eval::matcher::read(&labels).map_err(bad_input)?;
+            let a = crate::eval::matcher::agreement(&sample);
+            emit(json.json, Shape::Document, &a, || {
+                crate::eval::matcher::to_text(&a)
+            })?;
             return Ok(Exit::Success);
         }
         Some(Action::Merge { parts, out, json }) => {
@@ -152,9 +234,10 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
         progress: !args.json.json && std::io::stderr().is_terminal(),
         stop: stop.clone(),
     };
-    let report = runtime
-        .block_on(crate::eval::eval(config, eval))
-        .context("running the evaluation")?;
+    let report = runtime.block_on(crate::eval::eval(config, eval));
+    // As for exec (`output::block_on`): a file tool of a stopped run must not hold the exit.
+    runtime.shutdown_background();
+    let report = report.context("running the evaluation")?;
     let exit = finish(&report, args.json.json, &args.out)?;
     // Stopped by a signal: what ran is written, and the evaluation as a whole was aborted.
     Ok(if stop.is_requested() {
@@ -240,6 +323,24 @@ fn asks(
     attribution: crate::eval::origin::Attribution,
     json: bool,
 ) -> anyhow::Result<Exit> {
+    let (sessions, scores) = blocker_asks(suite, logs, attribution)?;
+    super::output::emit(json, super::output::Shape::Document, &scores, || {
+        crate::eval::origin::to_text(&scores, &sessions)
+    })?;
+    Ok(Exit::Success)
+}
+
+/// Ask-F1 over a suite's blockers by who asked, from the session logs in `logs`: what
+/// `eval asks` prints and `report --suite` adds, one computation for both. Unreadable
+/// files and lines are warned about; no session of the suite is bad input.
+pub(super) fn blocker_asks(
+    suite: &std::path::Path,
+    logs: &[PathBuf],
+    attribution: crate::eval::origin::Attribution,
+) -> anyhow::Result<(
+    Vec<crate::eval::origin::ScoredSession>,
+    Vec<crate::eval::origin::OriginScore>,
+)> {
     use crate::eval::origin;
     let suite = crate::eval::suite::Suite::load(suite).map_err(bad_input)?;
     let (files, errors) = crate::log::log_files(logs);
@@ -253,8 +354,5 @@ fn asks(
         )));
     }
     let scores = origin::score(&sessions);
-    super::output::emit(json, super::output::Shape::Document, &scores, || {
-        origin::to_text(&scores, &sessions)
-    })?;
-    Ok(Exit::Success)
+    Ok((sessions, scores))
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::args::{Globals, SessionArgs};
-use super::output::{Shape, emit, runtime};
+use super::output::{Shape, block_on, emit};
 use crate::exit::Exit;
 
 #[derive(clap::Args)]
@@ -50,8 +50,7 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
         log: args.session.log.log,
         approve: args.approve,
     };
-    let summary = runtime()?
-        .block_on(crate::app::headless::exec(config, exec))
+    let summary = block_on(crate::app::headless::exec(config, exec))?
         .map_err(|e| session_error(e).context("running the session"))?;
     if let Some(path) = &args.output {
         let mut text = summary.final_text().to_string();

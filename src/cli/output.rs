@@ -13,6 +13,21 @@ pub enum Shape {
     Line,
 }
 
+/// Runs `future` to its end on a fresh [`runtime`], then leaves the runtime without
+/// waiting for its blocking tasks. A file tool the session stopped waiting for when it was
+/// stopped (a 33,000-hunk patch takes tens of seconds to place) would otherwise hold the
+/// exit for as long as it computes, with the runtime's workers, and so the signal handlers
+/// of [`crate::app::stop`], already gone: neither the first signal's exit nor a second
+/// signal came before it finished, and its change then landed after `session_ended`.
+/// Left behind, it dies with the process a moment later, before it writes anything
+/// (a patch writes only once every hunk is placed).
+pub fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
+    let runtime = runtime()?;
+    let out = runtime.block_on(future);
+    runtime.shutdown_background();
+    Ok(out)
+}
+
 /// Prints `value` as JSON when `json` is set, else the text `text` makes (computed only
 /// when needed). Text carries its own final newline; its control characters are shown, not
 /// obeyed (text such as a report's policy names comes from log files, which are input).

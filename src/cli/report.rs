@@ -15,6 +15,18 @@ pub struct Args {
     /// Also write one row per session and one per escalation to this CSV file.
     #[arg(long, value_name = "FILE")]
     csv: Option<std::path::PathBuf>,
+    /// The suite these logs ran: also score the questions against its registered
+    /// blockers by who asked, with intervals (the numbers `eval asks` prints).
+    #[arg(long, value_name = "DIR")]
+    suite: Option<std::path::PathBuf>,
+}
+
+/// The report with the blocker Ask-F1 of `--suite` beside it.
+#[derive(serde::Serialize)]
+struct WithAsks<'a> {
+    #[serde(flatten)]
+    report: &'a crate::analysis::report::Report,
+    asks_by_origin: Vec<crate::eval::origin::OriginScore>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -36,9 +48,28 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         )));
     }
     let report = Report::new(&corpus);
-    emit(args.json.json, Shape::Document, &report, || {
-        report.to_table()
-    })?;
+    match &args.suite {
+        None => emit(args.json.json, Shape::Document, &report, || {
+            report.to_table()
+        })?,
+        Some(suite) => {
+            let strict = crate::eval::origin::Attribution::Strict;
+            let (sessions, scores) = super::eval::blocker_asks(suite, &args.inputs.logs, strict)?;
+            let text = || {
+                format!(
+                    "{}\nAsk-F1 over the blockers of {} (as `eval asks`):\n{}",
+                    report.to_table(),
+                    suite.display(),
+                    crate::eval::origin::to_text(&scores, &sessions)
+                )
+            };
+            let doc = WithAsks {
+                report: &report,
+                asks_by_origin: scores.clone(),
+            };
+            emit(args.json.json, Shape::Document, &doc, text)?;
+        }
+    }
     if let Some(path) = &args.csv {
         let file =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;

@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use super::args::{Globals, SessionArgs};
-use super::output::runtime;
+use super::output::block_on;
 use crate::exit::Exit;
 use crate::tui::intent::ExitReason;
 
@@ -24,21 +24,20 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     config.policy.shadow |= args.session.shadow;
     let task = args.session.task_text()?;
     let session = args.session;
-    let (left, log) = runtime()?
-        .block_on(async {
-            let prepared = crate::app::wiring::prepare(
-                config,
-                &session.repo,
-                &task,
-                crate::agent::session::Approvals::Interactive,
-                session.log.log,
-            )
-            .map_err(super::exec::session_error)?;
-            let log = prepared.log_path.clone();
-            let left = crate::app::interactive::run_tui(prepared, None).await?;
-            Ok::<_, anyhow::Error>((left, log))
-        })
-        .context("running the session")?;
+    let (left, log) = block_on(async {
+        let prepared = crate::app::wiring::prepare(
+            config,
+            &session.repo,
+            &task,
+            crate::agent::session::Approvals::Interactive,
+            session.log.log,
+        )
+        .map_err(super::exec::session_error)?;
+        let log = prepared.log_path.clone();
+        let left = crate::app::interactive::run_tui(prepared, None).await?;
+        Ok::<_, anyhow::Error>((left, log))
+    })?
+    .context("running the session")?;
     // The terminal is restored: what the session did, and how to see or undo it.
     // After SIGHUP the terminal is gone: a failed write must not turn the abort into a panic.
     {

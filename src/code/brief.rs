@@ -29,6 +29,9 @@ pub struct BriefInput<'a> {
     /// The reader writes code blocks (`code` protocol) rather than calling tools: the brief
     /// then says the check runs after each edit and ends with how to reply.
     pub writes_code: bool,
+    /// Tell the reader it may reply `ASK: <question>` instead of code
+    /// (`policy.junior_may_ask`).
+    pub invite_questions: bool,
 }
 
 /// The first message and the files it offers for editing.
@@ -130,6 +133,9 @@ pub fn brief(input: &BriefInput, read: &dyn Fn(&str) -> Option<String>) -> Brief
             [_] => "Complete the code: reply with the whole definition of each function you write or change, in one fenced code block.",
             _ => "Complete the code: reply with the whole definition of each function you write or change, each block under its file's path.",
         });
+        if input.invite_questions {
+            message.push_str(INVITATION);
+        }
     }
     Brief {
         message,
@@ -176,6 +182,10 @@ fn map(
     }
     out
 }
+
+/// How the junior may ask (`policy.junior_may_ask`): the `ASK:` line the reply reader
+/// already takes ([`super::reply`]).
+pub const INVITATION: &str = "\nIf the task leaves out a detail you need and cannot decide yourself, reply with one line `ASK: <your question>` instead of code; the user answers it.";
 
 /// Repository files the task text names, by path or by file name.
 fn named_in(task: &str, paths: &[String]) -> Vec<String> {
@@ -300,6 +310,7 @@ mod tests {
             protected: &protected,
             show_tests: false,
             writes_code: true,
+            invite_questions: false,
             budget_bytes: 10_000,
         };
         let b = brief(&input, &repo);
@@ -341,6 +352,7 @@ mod tests {
             protected: &protected,
             show_tests: false,
             writes_code: true,
+            invite_questions: false,
             budget_bytes: 10_000,
         };
         let b = brief(&input, &repo);

@@ -35,6 +35,17 @@ pub enum RouteMode {
     Operator,
 }
 
+/// Which model writes the one question to the operator (the triage call, and the question
+/// of `ask_first`): the senior reads the note with more skill, the junior is cheaper and
+/// is the one that lacks the detail. Measured on the HumanEval blocker suite
+/// (docs/results/2026-12-06-operator-route.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionWriter {
+    Senior,
+    Junior,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HandoffMode {
@@ -84,6 +95,16 @@ pub struct PolicyConfig {
     /// real lane the 0.5B's own retries after a failed check rarely recover
     /// (docs/results/2026-12-05-code-protocol.md). Logged with reason `check_failed`.
     pub escalate_on_failed_check: bool,
+    /// Who writes the operator's question: the triage call goes to this model.
+    pub question_writer: QuestionWriter,
+    /// Before the junior's first step, one question to the operator written (by
+    /// `question_writer`) from the first message alone: HiL-Bench's "ask once at the start"
+    /// baseline, logged with reason `at_start`.
+    pub ask_first: bool,
+    /// The junior is told it may reply `ASK: <question>` instead of code (`code`
+    /// protocol; the tool protocols always offer `ask_operator`). Off by default: a small
+    /// model told it may ask tends to ask instead of trying.
+    pub junior_may_ask: bool,
 }
 
 impl Default for PolicyConfig {
@@ -101,6 +122,9 @@ impl Default for PolicyConfig {
             explore: 0.0,
             explore_seed: 0,
             escalate_on_failed_check: false,
+            question_writer: QuestionWriter::Senior,
+            ask_first: false,
+            junior_may_ask: false,
         }
     }
 }

@@ -236,6 +236,25 @@ impl Config {
                 &format!("must be between 1024 and {MAX_BYTES}"),
             ));
         }
+        if a.max_processes != 0 && !(4..=1_000_000).contains(&a.max_processes) {
+            return Err(invalid(
+                "agent",
+                "max_processes",
+                "must be 0 (no cap) or between 4 and 1000000",
+            ));
+        }
+        for (key, value) in [
+            ("max_write_mib", a.max_write_mib),
+            ("max_memory_mib", a.max_memory_mib),
+        ] {
+            if value > 1 << 30 {
+                return Err(invalid(
+                    "agent",
+                    key,
+                    "must be at most 1073741824 MiB (0: no cap)",
+                ));
+            }
+        }
         for (key, roots) in [
             ("writable_roots", Some(&a.writable_roots)),
             ("readable_roots", a.readable_roots.as_ref()),

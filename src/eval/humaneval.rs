@@ -129,7 +129,7 @@ fn stub(p: &Problem) -> String {
     )
 }
 
-fn ensure_newline(s: &str) -> String {
+pub(crate) fn ensure_newline(s: &str) -> String {
     if s.ends_with('\n') {
         s.to_string()
     } else {

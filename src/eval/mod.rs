@@ -12,7 +12,9 @@
 //! junior's seat, so its money is logged on the junior's line.
 
 pub mod ask;
+pub mod blockers;
 pub mod humaneval;
+pub mod matcher;
 pub mod operator;
 pub mod origin;
 pub mod plot;

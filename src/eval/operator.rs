@@ -365,6 +365,7 @@ mod tests {
                     options: vec!["separator".into()],
                     default_assumption: None,
                     self_initiated: true,
+                    topic: None,
                 },
             })
             .await
@@ -407,6 +408,7 @@ mod tests {
                     options: vec![],
                     default_assumption: None,
                     self_initiated: true,
+                    topic: None,
                 },
             })
             .await

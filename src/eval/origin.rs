@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use super::ask::{BlockerAsk, TaskQuestions, pool};
 use super::suite::Blocker;
-use crate::metrics::{SessionAsk, SessionAskScores};
+use crate::metrics::{Interval, SessionAsk, SessionAskScores, bootstrap_picks};
 use crate::protocol::{EscalationReason, Event};
 
 /// Who put a question to the operator.
@@ -41,10 +41,12 @@ pub enum Origin {
     Judge,
     /// The loop's own rules: stuck, or a failing endpoint.
     Loop,
+    /// The one question before the first step (`policy.ask_first`).
+    Start,
 }
 
 impl Origin {
-    pub const ALL: [Origin; 3] = [Origin::Junior, Origin::Judge, Origin::Loop];
+    pub const ALL: [Origin; 4] = [Origin::Junior, Origin::Judge, Origin::Loop, Origin::Start];
 
     fn of(reason: EscalationReason, self_initiated: bool) -> Origin {
         match reason {
@@ -54,6 +56,7 @@ impl Origin {
             EscalationReason::Stuck | EscalationReason::Fault | EscalationReason::CheckFailed => {
                 Origin::Loop
             }
+            EscalationReason::AtStart => Origin::Start,
         }
     }
 
@@ -62,6 +65,7 @@ impl Origin {
             Origin::Junior => "junior's own ask_operator",
             Origin::Judge => "judge (B < τ)",
             Origin::Loop => "loop rule (stuck, endpoint)",
+            Origin::Start => "once at the start",
         }
     }
 }
@@ -157,7 +161,17 @@ pub struct OriginScore {
     pub per_blocker: BlockerAsk,
     /// Session-level counts of this origin's questions (see the module's definition).
     pub per_session: SessionAskScores,
+    /// 95 % percentile-bootstrap interval of the per-blocker F1, sessions resampled
+    /// ([`BOOTSTRAP_REPS`] draws, seed [`BOOTSTRAP_SEED`]).
+    pub per_blocker_f1: Option<Interval>,
+    /// The same for the per-session F1.
+    pub per_session_f1: Option<Interval>,
 }
+
+/// Resamples of the Ask-F1 intervals; fixed, so `eval asks` and `report` print the same.
+pub const BOOTSTRAP_REPS: usize = 2000;
+/// Seed of the Ask-F1 intervals.
+pub const BOOTSTRAP_SEED: u64 = 31;
 
 /// One session to score: its task's registered blockers and its questions.
 pub struct ScoredSession {
@@ -166,33 +180,50 @@ pub struct ScoredSession {
     pub asked: Vec<Asked>,
 }
 
-/// Scores of every origin over `sessions`.
+/// One origin's two scores over the sessions `picks` names (repeats count again).
+fn score_picks(
+    origin: Origin,
+    sessions: &[ScoredSession],
+    picks: &[usize],
+) -> (BlockerAsk, SessionAskScores) {
+    let mut per_task: Vec<TaskQuestions> = Vec::with_capacity(picks.len());
+    let mut counts = SessionAsk::default();
+    for s in picks.iter().filter_map(|&i| sessions.get(i)) {
+        let mine: Vec<&Asked> = s.asked.iter().filter(|a| a.origin == origin).collect();
+        let hit = mine.iter().any(|a| a.blocker.is_some());
+        match (hit, mine.is_empty(), s.registered > 0) {
+            (true, _, _) => counts.tp += 1,
+            (false, false, _) => counts.fp += 1,
+            (false, true, true) => counts.fn_ += 1,
+            (false, true, false) => counts.tn += 1,
+        }
+        per_task.push(TaskQuestions {
+            matched: mine.iter().map(|a| a.blocker.clone()).collect(),
+            registered: s.registered,
+        });
+    }
+    (pool(&per_task), SessionAskScores::from(&counts))
+}
+
+/// Scores of every origin over `sessions`, with intervals over sessions.
 pub fn score(sessions: &[ScoredSession]) -> Vec<OriginScore> {
+    let n = sessions.len();
+    let all: Vec<usize> = (0..n).collect();
     Origin::ALL
         .into_iter()
         .map(|origin| {
-            let mut per_task: Vec<TaskQuestions> = Vec::new();
-            let mut counts = SessionAsk::default();
-            for s in sessions {
-                let mine: Vec<&Asked> = s.asked.iter().filter(|a| a.origin == origin).collect();
-                let hit = mine.iter().any(|a| a.blocker.is_some());
-                match (hit, mine.is_empty(), s.registered > 0) {
-                    (true, _, _) => counts.tp += 1,
-                    (false, false, _) => counts.fp += 1,
-                    (false, true, true) => counts.fn_ += 1,
-                    (false, true, false) => counts.tn += 1,
-                }
-                per_task.push(TaskQuestions {
-                    matched: mine.iter().map(|a| a.blocker.clone()).collect(),
-                    registered: s.registered,
-                });
-            }
-            let per_blocker = pool(&per_task);
+            let (per_blocker, per_session) = score_picks(origin, sessions, &all);
+            let interval = |f: fn(&(BlockerAsk, SessionAskScores)) -> Option<f64>| {
+                let stat = |picks: &[usize]| f(&score_picks(origin, sessions, picks));
+                bootstrap_picks(n, stat, BOOTSTRAP_REPS, BOOTSTRAP_SEED)
+            };
             OriginScore {
                 origin,
                 questions: per_blocker.questions,
+                per_blocker_f1: interval(|s| s.0.f1),
+                per_session_f1: interval(|s| s.1.f1),
                 per_blocker,
-                per_session: SessionAskScores::from(&counts),
+                per_session,
             }
         })
         .collect()
@@ -203,22 +234,31 @@ pub fn to_text(scores: &[OriginScore], sessions: &[ScoredSession]) -> String {
     let n = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
     let registered: usize = sessions.iter().map(|s| s.registered).sum();
     let mut out = format!(
-        "{} sessions, {} blockers registered\n\n  {:<30} {:>9}  {:>24}  {:>30}\n",
+        "{} sessions, {} blockers registered\n\n  {:<30} {:>9}  {:>24}  {:>14}  {:>30}  {:>14}\n",
         sessions.len(),
         registered,
         "who asked",
         "questions",
         "per blocker P / R / F1",
-        "per session TP FP FN · P / R / F1"
+        "F1 95 %",
+        "per session TP FP FN · P / R / F1",
+        "F1 95 %"
     );
+    let ci = |i: &Option<Interval>| {
+        i.map_or_else(
+            || "-".to_string(),
+            |i| format!("[{:.2}, {:.2}]", i.lower, i.upper),
+        )
+    };
     for s in scores {
         let b = &s.per_blocker;
         let c = &s.per_session;
         out.push_str(&format!(
-            "  {:<30} {:>9}  {:>24}  {:>30}\n",
+            "  {:<30} {:>9}  {:>24}  {:>14}  {:>30}  {:>14}\n",
             s.origin.name(),
             s.questions,
             format!("{} / {} / {}", n(b.precision), n(b.recall), n(b.f1)),
+            ci(&s.per_blocker_f1),
             format!(
                 "{} {} {} · {} / {} / {}",
                 c.counts.tp,
@@ -228,6 +268,7 @@ pub fn to_text(scores: &[OriginScore], sessions: &[ScoredSession]) -> String {
                 n(c.recall),
                 n(c.f1)
             ),
+            ci(&s.per_session_f1),
         ));
     }
     let mut hits: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -334,6 +375,7 @@ mod tests {
             options: vec![],
             default_assumption: None,
             self_initiated,
+            topic: None,
         }
     }
 

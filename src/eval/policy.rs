@@ -24,13 +24,21 @@ pub enum Policy {
     /// the agent loop adds over it is the harness's worth, measured on the same tasks, in
     /// the same run, on the same server.
     SingleShot,
+    /// The junior alone, after one question to the operator before its first step
+    /// (`policy.ask_first`): HiL-Bench's "ask once at the start".
+    AskFirst,
+    /// The junior alone, told it may ask (`policy.junior_may_ask`): only its own questions.
+    JuniorAsks,
+    /// The config with every escalation one question to the operator (`route = "operator"`).
+    RouteOperator,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error(
-        "unknown policy `{0}`: expected configured, constant, myopic, optimal, junior-only, \
-         senior-only, single-shot or a number τ in [0, 1]"
+        "unknown policy `{0}`: expected configured, constant, myopic, optimal, junior-only \
+         (never-ask), senior-only, single-shot, ask-first, junior-asks, operator or a number τ \
+         in [0, 1]"
     )]
     Unknown(String),
     #[error(
@@ -53,7 +61,10 @@ impl Policy {
             "optimal" => Policy::Threshold {
                 rule: ThresholdKind::Optimal,
             },
-            "junior-only" | "junior" => Policy::JuniorOnly,
+            "junior-only" | "junior" | "never-ask" => Policy::JuniorOnly,
+            "ask-first" => Policy::AskFirst,
+            "junior-asks" => Policy::JuniorAsks,
+            "operator" => Policy::RouteOperator,
             "senior-only" | "senior" => Policy::SeniorOnly,
             "single-shot" => Policy::SingleShot,
             other => match other.parse::<f64>() {
@@ -72,6 +83,9 @@ impl Policy {
             Policy::JuniorOnly => "junior-only".into(),
             Policy::SeniorOnly => "senior-only".into(),
             Policy::SingleShot => "single-shot".into(),
+            Policy::AskFirst => "ask-first".into(),
+            Policy::JuniorAsks => "junior-asks".into(),
+            Policy::RouteOperator => "operator".into(),
         }
     }
 
@@ -95,6 +109,15 @@ impl Policy {
                 config.policy.shadow = true;
                 config.agent.max_steps = 1;
             }
+            Policy::AskFirst => {
+                config.policy.shadow = true;
+                config.policy.ask_first = true;
+            }
+            Policy::JuniorAsks => {
+                config.policy.shadow = true;
+                config.policy.junior_may_ask = true;
+            }
+            Policy::RouteOperator => config.policy.route = crate::config::RouteMode::Operator,
         }
         config
     }

@@ -28,7 +28,8 @@ pub use loop_tally::{LoopTally, ModelSteps};
 pub use ranking::{aurc, auroc, e_aurc, oracle_aurc};
 pub use routing::{CostAccuracyCurve, CostAccuracyPoint, PgrCurve, cost_accuracy_curve};
 pub use uncertainty::{
-    Interval, bootstrap, calibration_slope, calibration_slope_against, ece_noise_floor,
+    Interval, bootstrap, bootstrap_picks, calibration_slope, calibration_slope_against,
+    ece_noise_floor,
 };
 
 use serde::{Deserialize, Serialize};

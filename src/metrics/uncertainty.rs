@@ -59,19 +59,42 @@ pub fn bootstrap(
     seed: u64,
 ) -> Option<Interval> {
     let all: Vec<Forecast> = groups.iter().flatten().copied().collect();
+    let mut sample = Vec::with_capacity(all.len());
+    let concatenated = |picks: &[usize]| {
+        if picks.len() == groups.len() && picks.iter().enumerate().all(|(i, &p)| i == p) {
+            return statistic(&all);
+        }
+        sample.clear();
+        for &p in picks {
+            sample.extend_from_slice(&groups[p]);
+        }
+        statistic(&sample)
+    };
+    bootstrap_picks(groups.len(), concatenated, reps, seed)
+}
+
+/// Percentile bootstrap over `n` whole units (sessions, tasks): `statistic` gets the
+/// indices of one resample (drawn with replacement); the estimate is its value on
+/// `0..n`. One draw order for every caller, so [`bootstrap`] and a per-task score drawn
+/// with the same seed resample the same units.
+pub fn bootstrap_picks(
+    n: usize,
+    mut statistic: impl FnMut(&[usize]) -> Option<f64>,
+    reps: usize,
+    seed: u64,
+) -> Option<Interval> {
+    let all: Vec<usize> = (0..n).collect();
     let estimate = statistic(&all)?;
-    if groups.is_empty() {
+    if n == 0 {
         return None;
     }
     let mut rng = StdRng::seed_from_u64(seed);
     let mut values = Vec::with_capacity(reps);
-    let mut sample = Vec::with_capacity(all.len());
+    let mut picks = Vec::with_capacity(n);
     for _ in 0..reps {
-        sample.clear();
-        for _ in 0..groups.len() {
-            sample.extend_from_slice(&groups[rng.random_range(0..groups.len())]);
-        }
-        if let Some(v) = statistic(&sample) {
+        picks.clear();
+        picks.extend((0..n).map(|_| rng.random_range(0..n)));
+        if let Some(v) = statistic(&picks) {
             values.push(v);
         }
     }

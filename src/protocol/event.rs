@@ -49,6 +49,9 @@ pub enum EscalationReason {
     /// The junior's check failed and `policy.escalate_on_failed_check` is set: the
     /// cascade's "hand off on the first failed check", for tasks that have a check.
     CheckFailed,
+    /// `policy.ask_first`: the one question to the operator before the junior's first
+    /// step, whatever B_t says (HiL-Bench's "ask once at the start" baseline).
+    AtStart,
 }
 
 /// How the session ended, as a label for calibration and scoring.
@@ -208,6 +211,10 @@ pub enum Event {
         /// What the junior would assume without an answer.
         default_assumption: Option<String>,
         self_initiated: bool,
+        /// The detail the question is about, in the writer's words (the operator's modal
+        /// names it); `None` for the junior's own questions and older logs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        topic: Option<String>,
     },
     OperatorAnswered {
         step: u32,

@@ -110,6 +110,7 @@ impl Event {
                 options: vec!["ISO".into(), "US".into()],
                 default_assumption: Some("ISO".into()),
                 self_initiated: false,
+                topic: Some("the date format".into()),
             },
             Event::OperatorAnswered {
                 step: 2,

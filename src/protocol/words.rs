@@ -44,6 +44,7 @@ impl EscalationReason {
             EscalationReason::Fault => "fault",
             EscalationReason::Stuck => "stuck",
             EscalationReason::CheckFailed => "check_failed",
+            EscalationReason::AtStart => "at_start",
         }
     }
 
@@ -56,6 +57,7 @@ impl EscalationReason {
             EscalationReason::Fault => "the junior's endpoint failed",
             EscalationReason::Stuck => "the junior is stuck",
             EscalationReason::CheckFailed => "the junior's check failed",
+            EscalationReason::AtStart => "asked before the first step",
         }
     }
 }

@@ -294,6 +294,7 @@ pub fn until_question() -> Script {
             options: vec!["Yes, both formats".into(), "No, ISO only".into()],
             default_assumption: Some("Yes, both formats".into()),
             self_initiated: false,
+            topic: Some("the date formats parse_date accepts".into()),
         },
     );
     s

@@ -23,6 +23,9 @@ pub struct QuestionModal {
     pub options: Vec<String>,
     pub default_assumption: Option<String>,
     pub self_initiated: bool,
+    /// The detail the writer says the question is about: the modal names it so the
+    /// operator can tell a targeted question from a vague one at a glance.
+    pub topic: Option<String>,
     /// Index into the options; `options.len()` is the free-text row.
     pub selected: usize,
     pub text: String,
@@ -48,11 +51,18 @@ impl QuestionModal {
             options,
             default_assumption,
             self_initiated,
+            topic: None,
             selected: 0,
             text: String::new(),
             not_needed: false,
             hidden: false,
         }
+    }
+
+    /// The same modal naming the detail the question is about.
+    pub fn about(mut self, topic: Option<String>) -> Self {
+        self.topic = topic.filter(|t| !t.trim().is_empty());
+        self
     }
 
     fn on_text_row(&self) -> bool {
@@ -132,6 +142,12 @@ impl QuestionModal {
             self.question.clone(),
             style_of(Tone::Question, true),
         ));
+        if let Some(t) = &self.topic {
+            lines.push(Line::styled(
+                format!("about: {t}"),
+                style_of(Tone::Key, true),
+            ));
+        }
         if let Some(d) = &self.default_assumption {
             lines.push(Line::styled(
                 format!("without an answer the junior assumes: {d}"),

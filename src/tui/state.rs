@@ -261,6 +261,7 @@ impl AppState {
                 options,
                 default_assumption,
                 self_initiated,
+                topic,
             } => {
                 let mut line = TLine::of("? ", Tone::Question).with(question, Tone::Question);
                 if !options.is_empty() {
@@ -268,13 +269,16 @@ impl AppState {
                 }
                 self.transcript.push_note(line);
                 if !self.replay {
-                    self.question = Some(QuestionModal::new(
-                        *step,
-                        question.clone(),
-                        options.clone(),
-                        default_assumption.clone(),
-                        *self_initiated,
-                    ));
+                    self.question = Some(
+                        QuestionModal::new(
+                            *step,
+                            question.clone(),
+                            options.clone(),
+                            default_assumption.clone(),
+                            *self_initiated,
+                        )
+                        .about(topic.clone()),
+                    );
                 }
             }
             Event::OperatorAnswered {

@@ -55,6 +55,7 @@ async fn judged(
             options: vec![],
             default_assumption: None,
             self_initiated: true,
+            topic: None,
         },
     })
     .await

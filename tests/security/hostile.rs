@@ -16,13 +16,13 @@ use crate::agent::support::{config, one_command, repo, servers, write_config};
 /// The unprivileged user the `as_user` cases run as.
 const NOBODY: u32 = 65534;
 
-struct Ended {
-    code: Option<i32>,
+pub(super) struct Ended {
+    pub(super) code: Option<i32>,
     /// The end-of-session summary `exec` prints.
-    stdout: String,
-    log: String,
+    pub(super) stdout: String,
+    pub(super) log: String,
     /// What the `run` calls printed (the log also holds the command's own text).
-    output: String,
+    pub(super) output: String,
 }
 
 /// The outputs of the session's `run` calls, one after the other.
@@ -36,7 +36,7 @@ fn run_outputs(log: &str) -> String {
 }
 
 /// Whether the process runs as root (so the `nobody` cases can be set up).
-fn root() -> bool {
+pub(super) fn root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
@@ -107,9 +107,23 @@ async fn exec_with(
     namespaces: bool,
     started: impl FnOnce(u32),
 ) -> Ended {
+    exec_configured(command, dir, user, namespaces, |_| {}, started).await
+}
+
+/// As [`exec_with`], with the test's config changed by `tweak` first.
+pub(super) async fn exec_configured(
+    command: &str,
+    dir: &Path,
+    user: Option<u32>,
+    namespaces: bool,
+    tweak: impl FnOnce(&mut handoff::config::Config),
+    started: impl FnOnce(u32),
+) -> Ended {
     let (j, s) = servers(one_command(command), Script::new(vec![])).await;
     let work = tempfile::tempdir().expect("tempdir");
-    let cfg_path = write_config(work.path(), &config(&j, &s));
+    let mut cfg = config(&j, &s);
+    tweak(&mut cfg);
+    let cfg_path = write_config(work.path(), &cfg);
     let log = work.path().join("s.jsonl");
     let mut cmd = super::exec_command(dir, &cfg_path, &log, "look around");
     cmd.stdin(Stdio::null())
@@ -140,7 +154,7 @@ async fn exec_with(
     }
 }
 
-fn users() -> Vec<Option<u32>> {
+pub(super) fn users() -> Vec<Option<u32>> {
     if root() {
         vec![None, Some(NOBODY)]
     } else {
@@ -148,7 +162,7 @@ fn users() -> Vec<Option<u32>> {
     }
 }
 
-fn who(user: Option<u32>) -> &'static str {
+pub(super) fn who(user: Option<u32>) -> &'static str {
     if user.is_some() {
         "nobody"
     } else {
@@ -156,7 +170,7 @@ fn who(user: Option<u32>) -> &'static str {
     }
 }
 
-fn python() -> bool {
+pub(super) fn python() -> bool {
     std::process::Command::new("python3")
         .arg("-c")
         .arg("")
@@ -165,7 +179,8 @@ fn python() -> bool {
 }
 
 /// Attacks 1, 2 and 10: as root a command kept every capability, made a block device node
-/// in the repository, renamed the host and opened `.git` by file handle.
+/// in the repository, renamed the host, set the immutable flag, raised its own priority
+/// and opened `.git` by file handle.
 #[tokio::test]
 async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
     if !root() || !namespaces("capabilities") {
@@ -176,7 +191,8 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
     let mut command = String::from(
         "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; \
          mknod blk b 7 0 && echo MKNOD-BLOCK-MADE; mknod chr c 1 3 && echo MKNOD-CHAR-MADE; \
-         mkfifo fifo && echo FIFO-MADE; hostname handoff-hostile && echo HOSTNAME-SET; ",
+         mkfifo fifo && echo FIFO-MADE; hostname handoff-hostile && echo HOSTNAME-SET; \
+         chattr +i notes.txt && echo CHATTR-SET; renice -n -5 -p $$ && echo RENICE-RAISED; ",
     );
     if python() {
         command.push_str(
@@ -208,7 +224,20 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
         "a FIFO is no device: {}",
         s.output
     );
-    for made in ["MKNOD-BLOCK-MADE", "MKNOD-CHAR-MADE", "HOSTNAME-SET"] {
+    if s.output.contains("CHATTR-SET") {
+        // Put it back, so the temporary repository can be removed.
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(dir.path().join("notes.txt"))
+            .status();
+    }
+    for made in [
+        "MKNOD-BLOCK-MADE",
+        "MKNOD-CHAR-MADE",
+        "HOSTNAME-SET",
+        "CHATTR-SET",
+        "RENICE-RAISED",
+    ] {
         assert!(!s.output.contains(made), "{made}: {}", s.output);
     }
     assert!(!dir.path().join("blk").exists() && !dir.path().join("chr").exists());
@@ -305,11 +334,25 @@ async fn a_command_cannot_change_handoffs_limits_priority_or_signal_it() {
                 s.output
             );
         }
+        if python() {
+            // Even its own child, which the same user may trace anywhere else.
+            let dir = repo(&[("notes.txt", "hi\n")]);
+            let trace = "python3 -c \"import ctypes,subprocess\nl=ctypes.CDLL(None,use_errno=True)\n\
+                         c=subprocess.Popen(['sleep','5'])\nr=l.ptrace(16,c.pid,0,0)\n\
+                         print('PTRACE-CHILD',r,ctypes.get_errno())\nc.kill()\"";
+            let s = exec(trace, dir.path(), user, |_| {}).await;
+            assert!(
+                s.output.contains("PTRACE-CHILD -1 1"),
+                "{who}: ptrace is refused (EPERM): {}",
+                s.output
+            );
+        }
     }
 }
 
 /// Attack 4: `chmod 4777`, `chown`, `touch -d` and extended attributes landed on a file
-/// outside every writable root.
+/// outside every writable root. Also Deliver 1's mounts: the work tree `nosuid,nodev`, the
+/// world above it read-only and `nosuid`.
 #[tokio::test]
 async fn the_world_outside_is_read_only_metadata_included() {
     if !namespaces("read-only world") {
@@ -326,7 +369,8 @@ async fn the_world_outside_is_read_only_metadata_included() {
         let t = target.display();
         let mut command = format!(
             "chmod 4777 '{t}' && echo CHMOD-DONE; touch -d 2001-01-01 '{t}' && echo TOUCH-DONE; \
-             chown {NOBODY} '{t}' && echo CHOWN-DONE; chmod 0 '{}' && echo CHMOD-DIR-DONE; ",
+             chown {NOBODY} '{t}' && echo CHOWN-DONE; chmod 0 '{}' && echo CHMOD-DIR-DONE; \
+             awk -v d=\"$PWD\" '$5 == d {{ print \"TREE-OPTS\", $6 }} $5 == \"/\" {{ print \"ROOT-OPTS\", $6 }}' /proc/self/mountinfo; ",
             outside.path().display()
         );
         if user.is_none() && python() {
@@ -347,6 +391,33 @@ async fn the_world_outside_is_read_only_metadata_included() {
         ] {
             assert!(!s.output.contains(done), "{who}: {done}: {}", s.output);
         }
+        // The topmost mount at each point is the one in force (the last line for it).
+        let opts = |what: &str| {
+            s.output
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix(what))
+                .map(|o| o.trim().split(',').map(str::to_string).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        let (tree, root) = (opts("TREE-OPTS"), opts("ROOT-OPTS"));
+        for (flag, held) in [
+            ("nosuid", tree.iter().any(|o| o == "nosuid")),
+            ("nodev", tree.iter().any(|o| o == "nodev")),
+            ("rw", tree.iter().any(|o| o == "rw")),
+        ] {
+            assert!(
+                held,
+                "{who}: the work tree is not {flag}: {tree:?}: {}",
+                s.output
+            );
+        }
+        for (flag, held) in [
+            ("ro", root.iter().any(|o| o == "ro")),
+            ("nosuid", root.iter().any(|o| o == "nosuid")),
+        ] {
+            assert!(held, "{who}: / is not {flag}: {root:?}");
+        }
         let after = std::fs::metadata(&target).expect("meta");
         assert_eq!(after.mode(), before.mode(), "{who}: mode");
         assert_eq!(after.uid(), before.uid(), "{who}: owner");
@@ -357,37 +428,63 @@ async fn the_world_outside_is_read_only_metadata_included() {
 }
 
 /// Attack 5: a datagram `socketpair` end `sendto()` a path, or a datagram socket
-/// `connect()`ed to it, delivered a file to a listener outside the repository.
+/// `connect()`ed to it, delivered a file to a listener outside the repository; and an
+/// abstract unix socket outside, as root and as `nobody`.
 #[tokio::test]
 async fn no_datagram_reaches_a_socket_outside() {
     if !python() {
         eprintln!("skipped: needs python3");
         return;
     }
-    let outside = tempfile::tempdir().expect("outside");
-    let path = outside.path().join("listener.sock");
-    let listener = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let p = path.display();
-    let command = format!(
-        "python3 -c \"import socket\nfor how in ('pair', 'connect'):\n try:\n  \
-         s = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0] if how == 'pair' else socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n  \
-         s.sendto(b'LEAKED', '{p}') if how == 'pair' else (s.connect('{p}'), s.send(b'LEAKED'))\n  \
-         print(how, 'SENT')\n except OSError as e:\n  print(how, 'refused', e)\""
-    );
-    let dir = repo(&[("notes.txt", "hi\n")]);
-    let s = exec(&command, dir.path(), None, |_| {}).await;
-    assert!(
-        s.output.contains("refused"),
-        "the command ran: {}",
-        s.output
-    );
-    let mut buf = [0u8; 64];
-    assert!(
-        listener.recv(&mut buf).is_err(),
-        "a datagram reached the listener outside"
-    );
-    assert!(!s.output.contains(" SENT"), "{}", s.log);
+    for user in users() {
+        let outside = tempfile::tempdir().expect("outside");
+        let path = outside.path().join("listener.sock");
+        let listener = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
+        if user.is_some() {
+            give_to_nobody(outside.path());
+        }
+        listener.set_nonblocking(true).expect("nonblocking");
+        // An abstract stream socket outside too (Deliver 3: no abstract unix sockets).
+        use std::os::linux::net::SocketAddrExt as _;
+        let name = format!("handoff-hostile-{}", std::process::id());
+        let abstract_listener = std::os::unix::net::UnixListener::bind_addr(
+            &std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).expect("abstract"),
+        )
+        .expect("bind abstract");
+        abstract_listener
+            .set_nonblocking(true)
+            .expect("nonblocking");
+        let p = path.display();
+        let command = format!(
+            "python3 -c \"import socket\nfor how in ('pair', 'connect', 'abstract'):\n try:\n  \
+             s = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0] if how == 'pair' else socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if how == 'abstract' else socket.SOCK_DGRAM)\n  \
+             s.sendto(b'LEAKED', '{p}') if how == 'pair' else (s.connect('\\0{name}'), s.send(b'LEAKED')) if how == 'abstract' else (s.connect('{p}'), s.send(b'LEAKED'))\n  \
+             print(how, 'SENT')\n except OSError as e:\n  print(how, 'refused', e)\""
+        );
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let s = exec(&command, dir.path(), user, |_| {}).await;
+        let who = who(user);
+        assert!(
+            s.output.contains("refused"),
+            "{who}: the command ran: {}",
+            s.output
+        );
+        let mut buf = [0u8; 64];
+        assert!(
+            listener.recv(&mut buf).is_err(),
+            "{who}: a datagram reached the listener outside"
+        );
+        assert!(!s.output.contains(" SENT"), "{who}: {}", s.log);
+        assert!(
+            s.output.contains("abstract refused"),
+            "{who}: the abstract case ran: {}",
+            s.output
+        );
+        assert!(
+            abstract_listener.accept().is_err(),
+            "{who}: a connection reached the abstract socket outside"
+        );
+    }
 }
 
 /// Attack 8: as root a command read the keys in every process's environment, not only
@@ -398,23 +495,38 @@ async fn a_command_reads_no_other_process_environment() {
         return;
     }
     const SECRET: &str = "sk-neighbour-SECRET-77d1";
-    let mut neighbour = std::process::Command::new("sleep")
-        .arg("60")
-        .env("HANDOFF_TEST_NEIGHBOUR_KEY", SECRET)
-        .spawn()
-        .expect("neighbour");
-    let dir = repo(&[("notes.txt", "hi\n")]);
-    let s = exec(
-        "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a NEIGHBOUR; ls /proc | grep -c '^[0-9]'; echo listed",
-        dir.path(),
-        None,
-        |_| {},
-    )
-    .await;
-    let _ = neighbour.kill();
-    let _ = neighbour.wait();
-    assert!(s.output.contains("listed"), "the command ran: {}", s.output);
-    assert!(!s.log.contains(SECRET), "a neighbour's key reached the log");
+    // As nobody the neighbour is nobody's own process, whose environment the same user
+    // could read anywhere else.
+    for user in users() {
+        let mut neighbour = std::process::Command::new("sleep");
+        neighbour
+            .arg("60")
+            .env("HANDOFF_TEST_NEIGHBOUR_KEY", SECRET);
+        if let Some(uid) = user {
+            neighbour.uid(uid).gid(uid);
+        }
+        let mut neighbour = neighbour.spawn().expect("neighbour");
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let s = exec(
+            "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a NEIGHBOUR; ls /proc | grep -c '^[0-9]'; echo listed",
+            dir.path(),
+            user,
+            |_| {},
+        )
+        .await;
+        let _ = neighbour.kill();
+        let _ = neighbour.wait();
+        let who = who(user);
+        assert!(
+            s.output.contains("listed"),
+            "{who}: the command ran: {}",
+            s.output
+        );
+        assert!(
+            !s.log.contains(SECRET),
+            "{who}: a neighbour's key reached the log"
+        );
+    }
 }
 
 /// Attack 6 and the index flags: a nested `src/.git` and a submodule-style gitfile, each
@@ -434,10 +546,12 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
              printf 'ref: refs/heads/main\\n' > src/.git/HEAD && \
              printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"{payload}\"\\n' > src/.git/config && \
              cp -r src/.git mod/copy && printf 'gitdir: ../mod/copy\\n' > lib/.git; \
-             echo edited >> notes.txt; git update-index --skip-worktree notes.txt 2>&1; echo planted"
+             echo edited >> notes.txt; git update-index --skip-worktree notes.txt 2>&1; \
+             echo edited >> other.txt; git update-index --assume-unchanged other.txt 2>&1; echo planted"
         );
         let dir = repo(&[
             ("notes.txt", "hi\n"),
+            ("other.txt", "o\n"),
             ("src/a.txt", "a\n"),
             ("lib/b.txt", "b\n"),
         ]);
@@ -475,13 +589,13 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
         let listed = std::process::Command::new("git")
             .args(["-c", "safe.directory=*", "-C"])
             .arg(dir.path())
-            .args(["ls-files", "-v", "notes.txt"])
+            .args(["ls-files", "-v", "notes.txt", "other.txt"])
             .output()
             .expect("git ls-files");
         let listed = String::from_utf8_lossy(&listed.stdout);
         assert!(
-            listed.starts_with("H "),
-            "{who}: notes.txt is hidden from git status: {listed}"
+            listed.lines().count() == 2 && listed.lines().all(|l| l.starts_with("H ")),
+            "{who}: a file is hidden from git status (S: skip-worktree, h: assume-unchanged): {listed}"
         );
     }
 }
@@ -541,6 +655,7 @@ async fn doctor_names_each_sandbox_layer() {
         "sandbox: landlock:",
         "sandbox: seccomp:",
         "sandbox: capabilities:",
+        "sandbox: caps per command:",
     ] {
         assert!(text.contains(layer), "{layer}: {text}");
     }

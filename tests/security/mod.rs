@@ -27,6 +27,7 @@ mod escape;
 mod frontends;
 mod hostile;
 mod keys;
+mod limits;
 mod parsers;
 mod planted;
 mod signals;

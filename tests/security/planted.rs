@@ -1,7 +1,8 @@
 //! Issue 32, attack 7: a link the model planted must not steer `restore`. Step 1 writes
 //! `notes/authorized_keys`; step 2 replaces `notes` by a symlink to a directory outside
 //! the repository and ignores it. Restoring step 1, and step 0 (the summary's own undo
-//! command), then wrote the key through the link.
+//! command), then wrote the key through the link. `diff` must not read through a link
+//! either: a second link points at a secret outside.
 
 use std::ffi::OsStr;
 
@@ -18,9 +19,14 @@ fn os(s: &str) -> &OsStr {
 #[tokio::test]
 async fn restore_removes_a_planted_link_instead_of_writing_through_it() {
     let outside = tempfile::tempdir().expect("outside");
+    let secrets = tempfile::tempdir().expect("secrets");
+    let secret = secrets.path().join("secret.txt");
+    std::fs::write(&secret, "OUTSIDE-SECRET\n").expect("secret");
     let plant = format!(
-        "rm -rf notes && ln -s '{}' notes && printf 'notes\\n' >> .gitignore && echo planted",
-        outside.path().display()
+        "rm -rf notes && ln -s '{}' notes && printf 'notes\\n' >> .gitignore && \
+         ln -s '{}' leak.txt && echo planted",
+        outside.path().display(),
+        secret.display()
     );
     let junior = Script::new(vec![
         reply(
@@ -68,6 +74,19 @@ async fn restore_removes_a_planted_link_instead_of_writing_through_it() {
     let last = ran.stdout.lines().last().expect("summary");
     let summary: serde_json::Value = serde_json::from_str(last).expect("json");
     let session = summary["session"].as_str().expect("session").to_string();
+    let diff = bin(
+        home.path(),
+        &[os("diff"), os(&session), os("--repo"), root.as_os_str()],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(diff.code, Some(0), "diff: {}", diff.stderr);
+    assert!(
+        diff.stdout.contains("leak.txt") && !diff.stdout.contains("OUTSIDE-SECRET"),
+        "diff read through the planted link: {}",
+        diff.stdout
+    );
     let key = outside.path().join("authorized_keys");
     // Step 0 first (the summary's undo, with the link in place), then step 1, whose file
     // lies beneath the link.

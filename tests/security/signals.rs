@@ -309,3 +309,72 @@ async fn one_signal_ends_an_exec_whose_junior_never_answers() {
         other => panic!("the log ends with {other:?}, not session_ended"),
     }
 }
+
+/// The review's long patch: 33,000 one-line hunks (about 850 KB) took handoff some 43 s
+/// to apply, and a second SIGINT during it did not exit at once. Whatever the first
+/// signal waits for, the second one exits 3 within [`PROMPT`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_signal_exits_at_once_during_a_long_patch() {
+    use handoff::demo::script::{confident, reply};
+    const LINES: usize = 33_000;
+    let text: String = (0..LINES).map(|i| format!("line {i}\n")).collect();
+    let patch: String = std::iter::once("--- a/big.txt\n+++ b/big.txt\n".to_string())
+        .chain((0..LINES).map(|i| {
+            let n = i + 1;
+            format!("@@ -{n},1 +{n},1 @@\n-line {i}\n+LINE {i}\n")
+        }))
+        .collect();
+    let junior = Script::new(vec![
+        reply(
+            confident("Patching."),
+            Some(("c1", "apply_patch", serde_json::json!({ "patch": patch }))),
+        ),
+        reply(
+            confident("Done."),
+            Some(("c2", "finish", serde_json::json!({"summary": "patched"}))),
+        ),
+    ]);
+    let j = ScriptedServer::start(junior).await.expect("junior");
+    let s = ScriptedServer::start(Script::new(vec![]))
+        .await
+        .expect("senior");
+    let home = tempfile::tempdir().expect("home");
+    let mut cfg = config(&j, &s);
+    cfg.agent.max_argument_bytes = 4 * 1024 * 1024;
+    let cfg = write_config(home.path(), &cfg);
+    let dir = repo(&[("big.txt", &text)]);
+    let log = home.path().join("s.jsonl");
+    let mut child = spawn_exec(home.path(), &cfg, dir.path(), &log, "patch it");
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).expect("pid");
+    let called = Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("\"tool_called\"")) {
+        assert!(
+            called.elapsed() < Duration::from_secs(60),
+            "the patch call never came"
+        );
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for signal in [libc::SIGINT, libc::SIGINT] {
+        // SAFETY: kill(2) on the handoff this test started (it may have exited already).
+        unsafe {
+            libc::kill(pid, signal);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let code = exit_within(&mut child, PROMPT).await;
+    assert!(
+        matches!(code, Ok(3) | Ok(0)),
+        "two signals during the patch: {code:?}"
+    );
+    assert!(
+        matches!(last_event(&log), Event::SessionEnded { .. }),
+        "the log ends with session_ended"
+    );
+    // All or nothing: the patch landed whole before the signals, or not at all.
+    let now = std::fs::read_to_string(dir.path().join("big.txt")).expect("big.txt");
+    let patched: String = (0..LINES).map(|i| format!("LINE {i}\n")).collect();
+    assert!(now == text || now == patched, "a partly applied patch");
+}

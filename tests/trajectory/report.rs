@@ -34,6 +34,7 @@ fn corpus(dir: &Path) {
                 options: vec![],
                 default_assumption: None,
                 self_initiated: false,
+                topic: None,
             },
             Event::OperatorAnswered {
                 step: 1,

@@ -37,6 +37,7 @@ pub mod caps;
 pub mod denial;
 pub mod env;
 pub mod landlock;
+pub mod limits;
 pub mod mounts;
 pub mod namespace;
 pub mod nsinit;
@@ -307,5 +308,11 @@ pub fn doctor_lines() -> Vec<String> {
         },
     );
     out.push("capabilities: every set emptied, no_new_privs".into());
+    out.push(
+        "caps per command: files up to agent.max_write_mib (RLIMIT_FSIZE); processes and \
+         resident memory of its tree polled against agent.max_processes and \
+         agent.max_memory_mib (plus RLIMIT_DATA per process)"
+            .into(),
+    );
     out
 }

@@ -152,6 +152,10 @@ impl Session<'_> {
             }
             EscalationReason::Fault => "its model endpoint kept failing".to_string(),
             EscalationReason::CheckFailed => "its check failed".to_string(),
+            EscalationReason::AtStart => {
+                "it has not started yet: the task may leave out a detail only the user knows"
+                    .to_string()
+            }
             EscalationReason::Stuck => match &self.stuck_why {
                 Some(why) => format!("it was stuck ({why})"),
                 None => "it was stuck".to_string(),
@@ -162,17 +166,28 @@ impl Session<'_> {
     /// Control leaves the junior: decide the route, tell the log, and hand off.
     pub(super) async fn escalate(&mut self, reason: EscalationReason) -> Next {
         let words = self.reason_words(reason);
-        let mode = self.config().policy.route;
+        let at_start = reason == EscalationReason::AtStart;
+        let mode = if at_start {
+            RouteMode::Operator
+        } else {
+            self.config().policy.route
+        };
         let decision = if reason == EscalationReason::Fault {
             router::decide(RouteMode::Senior, None, self.task)
         } else {
             let reply = if router::needs_triage_call(mode) {
                 // Triage reads the note the senior would get; built only when asked for.
                 let (note, _) = self.note(&words, false);
-                let prompt = &self.prompts.triage;
-                match handoff::triage(&self.emitter, &mut self.inbox, self.senior, prompt, &note)
-                    .await
-                {
+                let prompt = if at_start {
+                    &self.prompts.ask_first
+                } else {
+                    &self.prompts.triage
+                };
+                let writer = match self.config().policy.question_writer {
+                    QuestionWriter::Senior => (self.senior, Actor::Senior),
+                    QuestionWriter::Junior => (self.junior, Actor::Junior),
+                };
+                match handoff::triage(&self.emitter, &mut self.inbox, writer, prompt, &note).await {
                     Triage::Reply(reply) => reply,
                     Triage::Quit => return Next::End(Outcome::Aborted),
                 }
@@ -208,6 +223,10 @@ impl Session<'_> {
                 OperatorReply::Defer => {}
             }
         }
+        if at_start {
+            // Nobody answered the opening question: the junior starts as it would have.
+            return Next::Continue;
+        }
         self.hand_to_senior(&words).await;
         Next::Continue
     }
@@ -234,6 +253,7 @@ impl Session<'_> {
             text: question,
             options,
             default_assumption: None,
+            topic: None,
         };
         let reply = handoff::ask(&self.emitter, &mut self.inbox, self.step, &q, true).await;
         if matches!(reply, OperatorReply::Answer(_)) {

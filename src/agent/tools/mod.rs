@@ -50,6 +50,8 @@ pub struct Limits {
     pub check_sandbox: bool,
     /// Longest tool-call arguments accepted.
     pub max_argument_bytes: usize,
+    /// What one command may use (`agent.max_write_mib`, `max_processes`, `max_memory_mib`).
+    pub caps: crate::agent::sandbox::limits::Caps,
 }
 
 impl Limits {
@@ -61,6 +63,11 @@ impl Limits {
             network: config.network,
             check_sandbox: config.check_sandbox,
             max_argument_bytes: config.max_argument_bytes.max(1024),
+            caps: crate::agent::sandbox::limits::Caps {
+                write_mib: config.max_write_mib,
+                processes: config.max_processes,
+                memory_mib: config.max_memory_mib,
+            },
         }
     }
 }
@@ -224,6 +231,7 @@ impl Workspace {
             sandbox: self.limits.sandbox.then(|| self.sandbox_policy()),
             tmpdir: self.tmpdir().map(Path::to_path_buf),
             env: self.command_env(),
+            caps: self.limits.caps,
         }
     }
 

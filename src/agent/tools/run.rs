@@ -26,6 +26,7 @@ use tokio::io::AsyncReadExt;
 use super::args::RunArgs;
 use super::{OutcomeKind, ToolOutcome, Workspace};
 use crate::agent::proctree::{self, Tree};
+use crate::agent::sandbox::limits::Caps;
 use crate::agent::sandbox::{self, Layers, Policy};
 
 /// How long output is still read after the command ended (for grandchildren's last words).
@@ -45,6 +46,8 @@ pub struct ShellCommand {
     pub tmpdir: Option<PathBuf>,
     /// The whole environment of the command (see [`sandbox::env::command_env`]).
     pub env: Vec<(OsString, OsString)>,
+    /// What the command may use (`agent.max_*`); a command past one is stopped.
+    pub caps: Caps,
 }
 
 impl ShellCommand {
@@ -58,6 +61,7 @@ impl ShellCommand {
             sandbox: None,
             tmpdir: None,
             env: sandbox::env::command_env(&[], &[], false),
+            caps: Caps::default(),
         }
     }
 }
@@ -78,11 +82,14 @@ pub struct CommandResult {
     pub sandboxed: bool,
     /// Which layers were.
     pub layers: Layers,
+    /// Why the command was stopped for passing a cap (`stopped: …`), if it was; also the
+    /// first line of `output_tail`, so every reader of the output sees it.
+    pub stopped: Option<String>,
 }
 
 impl CommandResult {
     pub fn success(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out
+        self.exit_code == Some(0) && !self.timed_out && self.stopped.is_none()
     }
 }
 
@@ -167,6 +174,7 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         }
         None => Layers::default(),
     };
+    sandbox::limits::apply(&mut cmd, spec.caps);
     let mut tree = Tree::new(marker);
     let spawned = tree.spawn(&mut cmd);
     // The builder holds the pipe's write ends; drop it so the reader sees end-of-file.
@@ -192,13 +200,7 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         }
     });
 
-    let (status, timed_out) = match tokio::time::timeout(spec.timeout, child.wait()).await {
-        Ok(status) => (status.ok(), false),
-        Err(_) => {
-            tree.kill();
-            (child.wait().await.ok(), true)
-        }
-    };
+    let (status, timed_out, mut stopped) = watch(&mut child, &mut tree, spec).await;
     // Whatever the command left running goes too (it would hold the pipe or the repository).
     tree.finish();
     if tokio::time::timeout(DRAIN_GRACE, &mut reader)
@@ -207,10 +209,23 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
     {
         reader.abort();
     }
-    let (output_tail, total_bytes) = match tail.lock() {
+    let (mut output_tail, total_bytes) = match tail.lock() {
         Ok(t) => (t.text(), t.total),
         Err(_) => (String::new(), 0),
     };
+    let (signal, code) = (
+        status.and_then(|s| s.signal()),
+        status.and_then(|s| s.code()),
+    );
+    if stopped.is_none() && !timed_out {
+        stopped = spec
+            .caps
+            .write_stopped(signal, code, &output_tail)
+            .or_else(|| spec.caps.memory_refused(code == Some(0), &output_tail));
+    }
+    if let Some(why) = &stopped {
+        output_tail = format!("{why}\n{output_tail}");
+    }
     Ok(CommandResult {
         exit_code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
@@ -219,7 +234,36 @@ pub async fn run_shell(spec: &ShellCommand) -> Result<CommandResult, RunError> {
         total_bytes,
         sandboxed: layers.any(),
         layers,
+        stopped,
     })
+}
+
+/// Waits for the command until it exits, times out or passes a process or memory cap
+/// (checked every [`sandbox::limits::POLL`]); kills its tree in the last two cases.
+/// Returns its status, whether it timed out, and why it was stopped.
+async fn watch(
+    child: &mut tokio::process::Child,
+    tree: &mut Tree,
+    spec: &ShellCommand,
+) -> (Option<std::process::ExitStatus>, bool, Option<String>) {
+    let deadline = tokio::time::Instant::now() + spec.timeout;
+    let mut poll = tokio::time::interval(sandbox::limits::POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            status = child.wait() => return (status.ok(), false, None),
+            () = tokio::time::sleep_until(deadline) => {
+                tree.kill();
+                return (child.wait().await.ok(), true, None);
+            }
+            _ = poll.tick(), if spec.caps.polled() => {
+                if let Some(why) = spec.caps.exceeded(tree.usage()) {
+                    tree.kill();
+                    return (child.wait().await.ok(), false, Some(why));
+                }
+            }
+        }
+    }
 }
 
 /// The `run` tool.
@@ -312,6 +356,7 @@ fn denial(result: &CommandResult, spec: &ShellCommand) -> Option<sandbox::denial
 
 fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome {
     let mut head = match (result.timed_out, result.exit_code) {
+        _ if result.stopped.is_some() => String::new(),
         (true, _) => format!(
             "timed out after {}s; the command and its children were killed\n",
             timeout.as_secs()
