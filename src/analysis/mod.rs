@@ -2,6 +2,7 @@
 //! and plots. Everything here reads logs through `log` and folds them with the one
 //! [`SessionFold`](crate::metrics::session::SessionFold); nothing here runs a session.
 
+pub mod ask_scores;
 pub mod calibrate;
 pub mod cascade;
 pub mod cascade_live;

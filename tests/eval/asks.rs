@@ -40,7 +40,7 @@ fn questions_are_split_by_who_asked_and_none_is_lost() {
         .expect("run handoff");
     let scores = json_of(output);
     let rows = scores.as_array().expect("one row per origin");
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4, "junior, judge, loop, once at the start");
     let questions = |origin: &str| {
         rows.iter()
             .find(|r| r["origin"] == origin)
@@ -78,4 +78,38 @@ fn logs_of_another_suite_are_bad_input() {
         .expect("run handoff");
     assert_eq!(output.status.code(), Some(4), "bad input");
     assert!(String::from_utf8_lossy(&output.stderr).contains("no session log"));
+}
+
+#[test]
+fn report_with_the_suite_prints_the_numbers_eval_asks_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = root.join("data/real/bundled-configured-3/shard-0-of-1");
+    let suite = root.join("suites/bundled");
+    let bin = env!("CARGO_BIN_EXE_handoff");
+    let asks = json_of(
+        Command::new(bin)
+            .args(["eval", "asks", "--json", "--suite"])
+            .arg(&suite)
+            .arg(&run)
+            .output()
+            .expect("eval asks"),
+    );
+    let report = json_of(
+        Command::new(bin)
+            .args(["report", "--json", "--suite"])
+            .arg(&suite)
+            .arg(&run)
+            .output()
+            .expect("report"),
+    );
+    assert!(
+        asks.as_array().is_some_and(|rows| !rows.is_empty()),
+        "{asks}"
+    );
+    assert_eq!(report["asks_by_origin"], asks);
+    // The report itself is still there beside it.
+    assert!(
+        report["sessions"].as_u64().is_some_and(|n| n > 0),
+        "{report}"
+    );
 }

@@ -206,7 +206,10 @@ fn the_command_prints_a_table_json_and_csv() {
     let cells: Vec<&str> = pooled.split_whitespace().collect();
     assert_eq!(
         cells,
-        ["pooled", "1", "1", "1", "1", "0.500", "0.500", "0.500"]
+        [
+            "pooled", "1", "1", "1", "1", "0.500", "0.500", "0.500", "[0.00,", "1.00]"
+        ],
+        "the F1 interval over 7 sessions, one of them a true positive, spans [0, 1]"
     );
 
     let rows = std::fs::read_to_string(&csv).expect("csv");
