@@ -7,10 +7,21 @@
 //! | 2 | usage | the command line is wrong (clap's own code for it), or `run` has no terminal |
 //! | 3 | aborted | the session stopped before a result: endpoints down, quit, interrupted, budget or steps exhausted; or any command stopped by an error that is not about its input |
 //! | 4 | bad config or input | the config file, a log, a suite or another input cannot be used (missing, unreadable, invalid), or a file would be overwritten |
+//! | 5 | repaired | the session ended (whatever its outcome), but a `run` command changed git metadata — the repository's `.git` where no read-only mount could be made, a `.git` or gitfile planted below the root, `skip-worktree`/`assume-unchanged` flags — and handoff undid it (or says what it could not undo): review the result before trusting it or running git |
 //!
 //! 1 and 3 differ because a script retries an abort (the server was down) but not a
 //! failed check (the work is wrong). 2 stays clap's usage code, and a broken config gets
 //! its own 4 instead of sharing 2, so "fix the command" and "fix the file" are distinct.
+//! 5 takes precedence over 0, 1 and 3 for a session that ended: a repaired breach is
+//! the one thing a script must not pass over, and it is only seen in the exit code. A
+//! check that passed says nothing about a hook that was undone; a script that retries an
+//! abort (3) would run the same hostile model again without anyone having looked. It
+//! never meets 2 or 4: those stop a command before any session runs. A session whose
+//! commands touched no git metadata keeps 0, 1 or 3, so legitimate sessions, `eval`
+//! (which reports per run and keeps its own codes) and `demo` are unchanged. Changes to
+//! `agent.protected` files are not a breach: they are put back and label the session
+//! (honest labels), so they keep the outcome's code. The second signal's immediate exit
+//! is 3 whatever happened: it exits without finishing the session.
 //! An interrupt by a signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) still ends a session as `aborted`
 //! (3) once the session is closed and its log flushed, and an interrupted `eval` exits 3
 //! too: not the shell's 128+n, because the process did not die of the signal, it ended
@@ -39,16 +50,18 @@ pub enum Exit {
     Usage,
     Aborted,
     BadInput,
+    Repaired,
 }
 
 impl Exit {
     /// Every code, in table order.
-    pub const ALL: [Exit; 5] = [
+    pub const ALL: [Exit; 6] = [
         Exit::Success,
         Exit::CheckFailed,
         Exit::Usage,
         Exit::Aborted,
         Exit::BadInput,
+        Exit::Repaired,
     ];
 
     pub fn code(self) -> u8 {
@@ -58,6 +71,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Aborted => 3,
             Exit::BadInput => 4,
+            Exit::Repaired => 5,
         }
     }
 
@@ -69,10 +83,23 @@ impl Exit {
             Exit::Usage => "usage",
             Exit::Aborted => "aborted",
             Exit::BadInput => "bad_input",
+            Exit::Repaired => "repaired",
         }
     }
 
-    /// How a session that ended with `outcome` exits (`exec`, `run`, `demo`).
+    /// How a session exits (`exec`, `run`) that ended with `outcome` after `repaired`
+    /// steps whose command changed git metadata that handoff then undid: 5 before the
+    /// outcome's own code (see the module's table for why).
+    pub fn for_session(outcome: Outcome, repaired: u32) -> Exit {
+        if repaired > 0 {
+            Exit::Repaired
+        } else {
+            Exit::for_outcome(outcome)
+        }
+    }
+
+    /// How a session that ended with `outcome` exits, when no command changed git
+    /// metadata.
     pub fn for_outcome(outcome: Outcome) -> Exit {
         match outcome {
             Outcome::Success | Outcome::Unlabelled => Exit::Success,
@@ -123,7 +150,7 @@ mod tests {
     #[test]
     fn codes_are_distinct_and_follow_the_table() {
         let codes: Vec<u8> = Exit::ALL.iter().map(|e| e.code()).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
         let table = include_str!("exit.rs");
         for e in Exit::ALL {
             assert!(
@@ -143,6 +170,21 @@ mod tests {
         assert_eq!(Exit::for_eval(0), Exit::Success);
         assert_eq!(Exit::for_eval(12), Exit::CheckFailed);
         assert_eq!(Exit::for_doctor(false).code(), 1);
+    }
+
+    #[test]
+    fn a_repaired_breach_outranks_every_outcome_and_only_a_breach_gives_5() {
+        for outcome in [
+            Outcome::Success,
+            Outcome::Unlabelled,
+            Outcome::Failure,
+            Outcome::Aborted,
+        ] {
+            assert_eq!(Exit::for_session(outcome, 1), Exit::Repaired);
+            assert_eq!(Exit::for_session(outcome, 0), Exit::for_outcome(outcome));
+        }
+        assert_eq!(Exit::Repaired.code(), 5);
+        assert_eq!(Exit::Repaired.name(), "repaired");
     }
 
     #[test]

@@ -186,8 +186,10 @@ impl Watch {
     }
 
     /// Removes planted `.git` entries, clears new index flags, and says what it did (empty
-    /// when the command touched no git metadata in the work tree).
-    pub fn finish(self, root: &Path) -> Vec<String> {
+    /// when the command touched no git metadata in the work tree), with a note when the
+    /// tree was too large to scan whole. The note is no finding: a large tree (a
+    /// `node_modules`) must not fail every command nor end the session as repaired.
+    pub fn finish(self, root: &Path) -> (Vec<String>, Option<String>) {
         let after = Nested::capture(root);
         let (planted, changed) = self.nested.changes(&after);
         let mut out = remove(root, &planted);
@@ -204,12 +206,12 @@ impl Watch {
         if !newly.is_empty() {
             out.extend(unhide(root, &newly));
         }
-        if after.truncated {
-            out.push(format!(
-                "(the work tree has more than {MAX_ENTRIES} entries; only the first were checked for planted .git entries)"
-            ));
-        }
-        out
+        let note = after.truncated.then(|| {
+            format!(
+                "note: the work tree has more than {MAX_ENTRIES} entries; only the first were checked for planted .git entries"
+            )
+        });
+        (out, note)
     }
 }
 

@@ -251,7 +251,8 @@ pub(crate) async fn record(
             output: output.clone(),
         })
         .await;
-    let touched = !refused.is_empty() || !restored.is_empty();
+    let git = env.workspace.take_git_repairs();
+    let touched = !refused.is_empty() || !restored.is_empty() || !git.is_empty();
     if touched {
         emitter
             .emit(Event::ProtectedTouched {
@@ -259,6 +260,7 @@ pub(crate) async fn record(
                 refused,
                 restored: restored.restored,
                 unrestored: restored.failed,
+                git,
             })
             .await;
     }
@@ -371,6 +373,7 @@ pub(crate) async fn check_once(
                 refused: Vec::new(),
                 restored: restored.restored,
                 unrestored: restored.failed.clone(),
+                git: Vec::new(),
             })
             .await;
     }

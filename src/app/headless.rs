@@ -54,7 +54,19 @@ pub struct Summary {
     /// of `--json` when none did.
     #[serde(skip_serializing_if = "is_zero")]
     pub protected_touched: u32,
+    /// Steps whose command changed git metadata that handoff undid; left out of `--json`
+    /// when none did. Any makes the exit 5.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub git_repaired: u32,
+    /// How the process exits for this session, by name (`success`, `check_failed`,
+    /// `aborted`, `repaired`), so a `--json` reader sees why without the status.
+    #[serde(serialize_with = "exit_name")]
+    pub exit: crate::exit::Exit,
     pub log: String,
+}
+
+fn exit_name<S: serde::Serializer>(exit: &crate::exit::Exit, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(exit.name())
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -86,6 +98,8 @@ impl Summary {
             cost: tally.cost,
             ask: end.ask,
             protected_touched: tally.protected_touched,
+            git_repaired: tally.git_repaired,
+            exit: crate::exit::Exit::for_session(end.outcome, tally.git_repaired),
             log: log.display().to_string(),
         }
     }

@@ -90,6 +90,13 @@ fn summary_words(summary: &super::headless::Summary) -> String {
             summary.protected_touched
         );
     }
+    if summary.git_repaired > 0 {
+        let _ = writeln!(
+            out,
+            "repaired     {} step(s) changed git metadata, which handoff undid (see the log's protected_touched lines); review the work before running git (exit 5)",
+            summary.git_repaired
+        );
+    }
     let _ = writeln!(out, "log          {}", summary.log);
     if let Some(c) = &summary.changes
         && c.files_changed > 0
@@ -108,12 +115,14 @@ fn protected_line(
     refused: &[String],
     restored: &[String],
     unrestored: &[String],
+    git: &[String],
 ) -> String {
     let mut parts = Vec::new();
     for (what, paths) in [
         ("refused", refused),
         ("restored", restored),
         ("NOT restored", unrestored),
+        ("git metadata", git),
     ] {
         if !paths.is_empty() {
             parts.push(format!("{what} {}", paths.join(", ")));
@@ -268,7 +277,8 @@ fn event_words(e: &Event) -> Option<String> {
             refused,
             restored,
             unrestored,
-        } => protected_line(*step, refused, restored, unrestored),
+            git,
+        } => protected_line(*step, refused, restored, unrestored, git),
         Event::Warning { kind, message } => format!("warning ({kind}): {message}"),
         Event::SessionEnded {
             outcome,

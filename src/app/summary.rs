@@ -42,6 +42,9 @@ pub struct Tally {
     pub last_message: String,
     /// Steps that tried to change a protected file.
     pub protected_touched: u32,
+    /// Steps whose command changed git metadata that handoff then undid (or could not):
+    /// the session exits 5.
+    pub git_repaired: u32,
 }
 
 /// Folds a session's events as they come (a consumer on its own channel).
@@ -76,6 +79,7 @@ pub async fn collect(mut rx: mpsc::Receiver<Stamped>) -> Tally {
                     .and_then(serde_json::Value::as_str)
                     .map(str::to_string);
             }
+            Event::ProtectedTouched { git, .. } if !git.is_empty() => tally.git_repaired += 1,
             _ => {}
         }
         fold.push(&s.event);

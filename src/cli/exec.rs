@@ -1,5 +1,6 @@
 //! `handoff exec`: one session headless; the exit code says how it ended
-//! ([`Exit::for_outcome`]: 0 success or unlabelled, 1 check failed, 3 aborted).
+//! ([`Exit::for_session`]: 0 success or unlabelled, 1 check failed, 3 aborted, 5 a
+//! command changed git metadata that handoff undid, whatever the outcome).
 
 use std::path::PathBuf;
 
@@ -61,5 +62,5 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     emit(args.json, Shape::Line, &summary, || {
         crate::app::present::summary_text(&summary)
     })?;
-    Ok(Exit::for_outcome(summary.outcome))
+    Ok(summary.exit)
 }

@@ -50,9 +50,13 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     }
     let reason = left.reason;
     // Leaving before the session ended (quit, a signal, stdin closed) is an abort: the
-    // work has no result a script could use.
+    // work has no result a script could use. A session whose command changed git metadata
+    // exits 5 either way, once the summary knows it (`crate::exit`).
+    let repaired = left.summary.as_ref().map_or(0, |s| s.git_repaired);
     Ok(match reason {
-        ExitReason::SessionEnded(outcome) => Exit::for_outcome(outcome),
-        ExitReason::Quit | ExitReason::Signal | ExitReason::InputClosed => Exit::Aborted,
+        ExitReason::SessionEnded(outcome) => Exit::for_session(outcome, repaired),
+        ExitReason::Quit | ExitReason::Signal | ExitReason::InputClosed => {
+            Exit::for_session(crate::protocol::Outcome::Aborted, repaired)
+        }
     })
 }

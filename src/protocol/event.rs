@@ -272,7 +272,8 @@ pub enum Event {
         /// Decisions are logged, not acted on.
         shadow: bool,
     },
-    /// A step tried to change files the check depends on (`agent.protected`). Logged once
+    /// A step tried to change files the check depends on (`agent.protected`), or its
+    /// command changed git metadata (`git`). Logged once
     /// per step in which it happened, after the step's tool result; the step's facts carry
     /// `touched_protected`. The label stays honest either way: the check runs on the files
     /// as they were at the session's start.
@@ -288,6 +289,12 @@ pub enum Event {
         /// and the session is labelled a failure.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unrestored: Vec<String>,
+        /// Git metadata a `run` command changed — the repository's `.git` where it was not
+        /// mounted read-only, a `.git` or gitfile below the root, index flags — one line
+        /// each saying what handoff undid or could not. Any makes the session exit 5
+        /// ([`crate::exit::Exit::Repaired`]); absent in logs written before the field.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        git: Vec<String>,
     },
     /// Something the operator should know that is not a fault (e.g. no logprobs).
     Warning {

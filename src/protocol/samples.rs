@@ -155,6 +155,7 @@ impl Event {
                 refused: vec!["tests/test_x.py".into()],
                 restored: vec!["test_y.py".into()],
                 unrestored: vec![],
+                git: vec!["src/.git was planted and has been removed".into()],
             },
             Event::Warning {
                 kind: "no_logprobs".into(),

@@ -375,12 +375,14 @@ impl AppState {
                 refused,
                 restored,
                 unrestored,
+                git,
             } => {
                 let mut parts = Vec::new();
                 for (what, paths) in [
                     ("refused", refused),
                     ("put back", restored),
                     ("NOT put back", unrestored),
+                    ("git metadata", git),
                 ] {
                     if !paths.is_empty() {
                         parts.push(format!("{what} {}", paths.join(", ")));

@@ -67,6 +67,8 @@ async fn exec_json_prints_events_then_one_summary_and_writes_the_log() {
     let (summary, events) = lines.split_last().expect("some output");
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["outcome"], "success");
+    assert_eq!(summary["exit"], "success");
+    assert_eq!(summary.get("git_repaired"), None);
     assert_eq!(summary["escalations"].as_array().map(Vec::len), Some(1));
     assert_eq!(summary["escalations"][0]["route"], "senior");
     assert_eq!(summary["log"], log.display().to_string());

@@ -8,14 +8,19 @@ use serde_json::json;
 
 use super::support::{config, repo, servers};
 
-/// Runs the binary with `args`, stdin closed, and returns (exit code, stderr).
-async fn handoff(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+/// Runs the binary with `args`, stdin closed, and returns what it left.
+async fn handoff_output(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
         .await
-        .expect("run handoff");
+        .expect("run handoff")
+}
+
+/// Runs the binary with `args`, stdin closed, and returns (exit code, stderr).
+async fn handoff(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let out = handoff_output(args).await;
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -187,4 +192,49 @@ async fn an_eval_whose_endpoints_are_down_exits_1_and_names_the_runs() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("endpoints failed"), "{err}");
     assert!(err.contains("1 of 1 runs measured nothing"), "{err}");
+}
+
+/// Issue 32: a session whose command planted git metadata ends with exit 5 (`repaired`)
+/// even though its check passed, and the `--json` summary names the exit and counts the
+/// step; the planted `.git` is gone. A session that only edits files keeps 0 (above).
+#[tokio::test]
+async fn a_session_whose_command_planted_git_metadata_exits_5_whatever_its_check() {
+    let (j, s) = servers(
+        super::support::one_command(
+            "mkdir -p sub/.git && printf 'ref: refs/heads/main\\n' > sub/.git/HEAD && echo planted",
+        ),
+        Script::new(vec![]),
+    )
+    .await;
+    let dir = repo(&[("a.txt", "a\n"), ("sub/b.txt", "b\n")]);
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(&j, &s);
+    cfg.agent.check = Some("true".into());
+    let path = write_config(work.path(), &cfg);
+    let log = work.path().join("s.jsonl");
+    let out = handoff_output(&[
+        "exec".as_ref(),
+        "--json".as_ref(),
+        "--repo".as_ref(),
+        dir.path().as_os_str(),
+        "--config".as_ref(),
+        path.as_os_str(),
+        "--log".as_ref(),
+        log.as_os_str(),
+        "do nothing".as_ref(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("summary")).expect("json");
+    assert_eq!(summary["outcome"], "success", "{summary}");
+    assert_eq!(summary["exit"], "repaired", "{summary}");
+    assert_eq!(summary["git_repaired"], 1, "{summary}");
+    assert!(!dir.path().join("sub/.git").exists());
 }

@@ -586,6 +586,19 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
             );
         }
         assert!(!marker.exists(), "{who}: the planted fsmonitor ran");
+        // Undone, and the session's exit code and summary say so (exit 5, `repaired`).
+        assert_eq!(s.code, Some(5), "{who}: {}", s.stdout);
+        assert!(
+            s.stdout
+                .contains("repaired     1 step(s) changed git metadata"),
+            "{who}: {}",
+            s.stdout
+        );
+        assert!(
+            s.log.contains("\"git\":[") && s.log.contains("was planted and has been removed"),
+            "{who}: the protected_touched event names what was removed: {}",
+            s.log
+        );
         let listed = std::process::Command::new("git")
             .args(["-c", "safe.directory=*", "-C"])
             .arg(dir.path())
@@ -640,6 +653,43 @@ async fn without_namespaces_a_hook_written_into_git_is_undone() {
             "{who}: {}",
             s.stdout
         );
+        // Issue 32, Deliver 4: the session's exit code and summary say so.
+        assert_eq!(s.code, Some(5), "{who}: exit: {}", s.stdout);
+        assert!(
+            s.stdout
+                .contains("repaired     1 step(s) changed git metadata"),
+            "{who}: {}",
+            s.stdout
+        );
+    }
+}
+
+/// Where `.git` is mounted read-only (as root directly, as `nobody` in a user namespace),
+/// the same hook write is refused: nothing lands, nothing needs undoing, and the session
+/// exits by its outcome (no check: 0), not 5.
+#[tokio::test]
+async fn with_namespaces_a_hook_write_is_refused_and_the_exit_stays_the_outcomes() {
+    if !namespaces("read-only .git") {
+        return;
+    }
+    for user in users() {
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let command = "printf '#!/bin/sh\\ntouch PWNED\\n' > .git/hooks/pre-commit \
+                       && echo HOOK-WRITTEN; git config core.fsmonitor 'touch PWNED' \
+                       && echo CONFIG-WRITTEN; true";
+        let s = exec(command, dir.path(), user, |_| {}).await;
+        let who = who(user);
+        assert!(
+            !s.output.contains("HOOK-WRITTEN") && !s.output.contains("CONFIG-WRITTEN"),
+            "{who}: the writes landed: {}",
+            s.output
+        );
+        assert!(
+            !dir.path().join(".git/hooks/pre-commit").exists(),
+            "{who}: hook"
+        );
+        assert_eq!(s.code, Some(0), "{who}: {}", s.stdout);
+        assert!(!s.stdout.contains("repaired"), "{who}: {}", s.stdout);
     }
 }
 

@@ -90,6 +90,12 @@ pub struct Workspace {
     protected: Protected,
     /// Files written into the tree right before the check (eval's hidden tests).
     check_overlay: crate::agent::overlay::CheckOverlay,
+    /// What `run` commands did to git metadata since the step was last recorded, each line
+    /// saying what was undone or could not be; shared by the session's clones, taken by
+    /// the step's record ([`Workspace::take_git_repairs`]) so the `protected_touched`
+    /// event, the summary and the exit code (5) hear of it without every tool result type
+    /// carrying it.
+    git_repairs: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Workspace {
@@ -126,6 +132,7 @@ impl Workspace {
                 .map(|r| r.iter().map(|p| crate::config::expand_home(p)).collect()),
             env_pass: config.env_pass.clone(),
             check_overlay: crate::agent::overlay::CheckOverlay::default(),
+            git_repairs: Arc::default(),
         })
     }
 
@@ -271,6 +278,20 @@ impl Workspace {
     /// Puts back every protected file a step changed; after each step and before the check.
     pub fn restore_protected(&self) -> Restored {
         self.protected.restore(self.confine.dir(), self.root())
+    }
+
+    /// Keeps what a `run` command did to git metadata (and what handoff undid) for the
+    /// step's record.
+    pub(crate) fn note_git_repairs(&self, lines: &[String]) {
+        // A poisoned lock still holds whole lines: a panic elsewhere must not lose a breach.
+        let mut held = self.git_repairs.lock().unwrap_or_else(|e| e.into_inner());
+        held.extend_from_slice(lines);
+    }
+
+    /// What [`Workspace::note_git_repairs`] kept since the last call, emptied.
+    pub(crate) fn take_git_repairs(&self) -> Vec<String> {
+        let mut held = self.git_repairs.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *held)
     }
 
     /// The fingerprint of `.git` now; compare two with [`crate::agent::gitguard::GitState::changes`].

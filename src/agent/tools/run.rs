@@ -309,7 +309,11 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
             not_undone.join(", ")
         ));
     }
-    let planted = watch.finish(ws.root());
+    let (planted, scan_note) = watch.finish(ws.root());
+    // The step's record turns these into the `protected_touched` event's `git` lines: the
+    // summary says so and the session exits 5 (`crate::exit`).
+    ws.note_git_repairs(&git_changes);
+    ws.note_git_repairs(&planted);
     match result {
         Ok(result) => {
             let mut out = outcome(&result, timeout, limits.output_cap_bytes);
@@ -344,8 +348,9 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
                     out.kind = OutcomeKind::ToolError;
                 }
             }
-            // The summary's "tried to change protected files (undone)" line counts it.
-            out.protected = undone;
+            if let Some(note) = scan_note {
+                out.output = format!("{note}\n{}", out.output);
+            }
             out
         }
         Err(e) => ToolOutcome::failed(OutcomeKind::ToolError, format!("error: {e}")),
