@@ -107,8 +107,12 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
         })?;
         return Ok(Exit::Success);
     }
-    let (calibration, report) =
-        calibrate(&corpus, &options, &config).context("fitting the calibration")?;
+    // A fit that fails never reaches the report that carries the warnings: say them here,
+    // so a log whose lines were skipped (a forged tick, a torn line) is named, not only
+    // the "not enough data" it led to.
+    let (calibration, report) = calibrate(&corpus, &options, &config)
+        .inspect_err(|_| warn_all(&corpus.warnings))
+        .context("fitting the calibration")?;
     if let Some(path) = &args.output {
         std::fs::write(path, calibration.to_json() + "\n")
             .with_context(|| format!("writing {}", path.display()))?;

@@ -188,37 +188,17 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
         return;
     }
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let mut command = String::from(
-        "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; \
-         mknod blk b 7 0 && echo MKNOD-BLOCK-MADE; mknod chr c 1 3 && echo MKNOD-CHAR-MADE; \
+    let mut command = String::from(CAPABILITY_PROBE);
+    command.push_str(
+        "mknod blk b 7 0 && echo MKNOD-BLOCK-MADE; mknod chr c 1 3 && echo MKNOD-CHAR-MADE; \
          mkfifo fifo && echo FIFO-MADE; hostname handoff-hostile && echo HOSTNAME-SET; \
          chattr +i notes.txt && echo CHATTR-SET; renice -n -5 -p $$ && echo RENICE-RAISED; ",
     );
-    if python() {
-        command.push_str(
-            "python3 -c \"import ctypes,os\nl=ctypes.CDLL(None,use_errno=True)\n\
-             b=ctypes.create_string_buffer((128).to_bytes(4,'little'),136)\nm=ctypes.c_int()\n\
-             r=l.name_to_handle_at(-100,b'.git',b,ctypes.byref(m),0)\n\
-             print('NAME-TO-HANDLE',r,ctypes.get_errno())\n\
-             r=l.open_by_handle_at(os.open('.',os.O_RDONLY),b,0)\n\
-             print('OPEN-BY-HANDLE',r,ctypes.get_errno())\"",
-        );
-    }
+    command.push_str(&file_handle_probe());
     let dir = repo(&[("notes.txt", "hi\n")]);
     let s = exec(&command, dir.path(), None, |_| {}).await;
     assert!(matches!(s.code, Some(0 | 1)), "{}", s.log);
-    for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
-        assert!(
-            s.output.contains(&format!("{set}:\t0000000000000000")),
-            "{set} not empty: {}",
-            s.output
-        );
-    }
-    assert!(
-        s.output.contains("NoNewPrivs:\t1"),
-        "no_new_privs: {}",
-        s.output
-    );
+    assert_no_capabilities(&s.output, "root");
     assert!(
         s.output.contains("FIFO-MADE"),
         "a FIFO is no device: {}",
@@ -245,11 +225,48 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
         std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default(),
         hostname
     );
+    assert_file_handles_refused(&s.output, "root");
+}
+
+/// A command that prints the capability sets and `no_new_privs` of its own process.
+pub(super) const CAPABILITY_PROBE: &str =
+    "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; ";
+
+/// Every capability set empty and `no_new_privs` set, in [`CAPABILITY_PROBE`]'s output.
+pub(super) fn assert_no_capabilities(output: &str, who: &str) {
+    for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert!(
+            output.contains(&format!("{set}:\t0000000000000000")),
+            "{who}: {set} not empty: {output}"
+        );
+    }
+    assert!(
+        output.contains("NoNewPrivs:\t1"),
+        "{who}: no_new_privs: {output}"
+    );
+}
+
+/// A command that tries `name_to_handle_at(".git")` and `open_by_handle_at` and prints
+/// each result with its errno; empty without python3.
+pub(super) fn file_handle_probe() -> String {
+    if !python() {
+        return String::new();
+    }
+    "python3 -c \"import ctypes,os\nl=ctypes.CDLL(None,use_errno=True)\n\
+     b=ctypes.create_string_buffer((128).to_bytes(4,'little'),136)\nm=ctypes.c_int()\n\
+     r=l.name_to_handle_at(-100,b'.git',b,ctypes.byref(m),0)\n\
+     print('NAME-TO-HANDLE',r,ctypes.get_errno())\n\
+     r=l.open_by_handle_at(os.open('.',os.O_RDONLY),b,0)\n\
+     print('OPEN-BY-HANDLE',r,ctypes.get_errno())\""
+        .to_string()
+}
+
+/// Both file-handle calls of [`file_handle_probe`] refused with EPERM (when it ran).
+pub(super) fn assert_file_handles_refused(output: &str, who: &str) {
     if python() {
         assert!(
-            s.output.contains("NAME-TO-HANDLE -1 1") && s.output.contains("OPEN-BY-HANDLE -1 1"),
-            "file handles are refused (EPERM): {}",
-            s.log
+            output.contains("NAME-TO-HANDLE -1 1") && output.contains("OPEN-BY-HANDLE -1 1"),
+            "{who}: file handles are refused (EPERM): {output}"
         );
     }
 }
@@ -599,17 +616,7 @@ async fn planted_git_metadata_is_removed_before_the_users_git_sees_it() {
             "{who}: the protected_touched event names what was removed: {}",
             s.log
         );
-        let listed = std::process::Command::new("git")
-            .args(["-c", "safe.directory=*", "-C"])
-            .arg(dir.path())
-            .args(["ls-files", "-v", "notes.txt", "other.txt"])
-            .output()
-            .expect("git ls-files");
-        let listed = String::from_utf8_lossy(&listed.stdout);
-        assert!(
-            listed.lines().count() == 2 && listed.lines().all(|l| l.starts_with("H ")),
-            "{who}: a file is hidden from git status (S: skip-worktree, h: assume-unchanged): {listed}"
-        );
+        assert_nothing_hidden(dir.path(), who);
     }
 }
 
@@ -706,6 +713,7 @@ async fn doctor_names_each_sandbox_layer() {
         "sandbox: seccomp:",
         "sandbox: capabilities:",
         "sandbox: caps per command:",
+        "sandbox: bubblewrap:",
     ] {
         assert!(text.contains(layer), "{layer}: {text}");
     }
@@ -719,4 +727,20 @@ async fn doctor_names_each_sandbox_layer() {
         eprintln!("this kernel gives no PID namespace or read-only view: {line}");
         assert!(!line.is_empty(), "{text}");
     }
+}
+
+/// `notes.txt` and `other.txt` in `dir`'s index carry neither `skip-worktree` (`S`) nor
+/// `assume-unchanged` (`h`), as `git ls-files -v` shows them.
+pub(super) fn assert_nothing_hidden(dir: &Path, who: &str) {
+    let listed = std::process::Command::new("git")
+        .args(["-c", "safe.directory=*", "-C"])
+        .arg(dir)
+        .args(["ls-files", "-v", "notes.txt", "other.txt"])
+        .output()
+        .expect("git ls-files");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.lines().count() == 2 && listed.lines().all(|l| l.starts_with("H ")),
+        "{who}: a file is hidden from git status (S: skip-worktree, h: assume-unchanged): {listed}"
+    );
 }

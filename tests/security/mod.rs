@@ -23,6 +23,7 @@ fn exec_command(dir: &Path, cfg: &Path, log: &Path, task: &str) -> std::process:
 
 mod bounds;
 mod configs;
+mod contain32;
 mod escape;
 mod frontends;
 mod hostile;

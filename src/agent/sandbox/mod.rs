@@ -308,6 +308,16 @@ pub fn doctor_lines() -> Vec<String> {
         },
     );
     out.push("capabilities: every set emptied, no_new_privs".into());
+    // Issue 32 named bubblewrap as the anchor; handoff reaches the same properties with its
+    // own namespaces, so whether it is installed changes nothing, and the line says so
+    // rather than leave the reader to wonder.
+    out.push(match on_path("bwrap") {
+        Some(path) => format!(
+            "bubblewrap: installed ({}), not used: handoff makes the namespaces itself",
+            path.display()
+        ),
+        None => "bubblewrap: not installed, not needed: handoff makes the namespaces itself".into(),
+    });
     out.push(
         "caps per command: files up to agent.max_write_mib (RLIMIT_FSIZE); processes and \
          resident memory of its tree polled against agent.max_processes and \
@@ -315,4 +325,12 @@ pub fn doctor_lines() -> Vec<String> {
             .into(),
     );
     out
+}
+
+/// The first `name` on `$PATH` that is a file, as a shell would find it.
+fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
 }
