@@ -125,7 +125,11 @@ pub(super) async fn exec_configured(
     tweak(&mut cfg);
     let cfg_path = write_config(work.path(), &cfg);
     let log = work.path().join("s.jsonl");
-    let mut cmd = super::exec_command(dir, &cfg_path, &log, "look around");
+    let bin = match user {
+        Some(_) => super::binary_for_others(),
+        None => std::path::PathBuf::from(env!("CARGO_BIN_EXE_handoff")),
+    };
+    let mut cmd = super::exec_command_of(&bin, dir, &cfg_path, &log, "look around");
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
