@@ -215,16 +215,18 @@ async fn a_root_command_has_no_capabilities_devices_or_file_handles() {
             .arg(dir.path().join("notes.txt"))
             .status();
     }
-    for made in [
-        "MKNOD-BLOCK-MADE",
-        "MKNOD-CHAR-MADE",
-        "HOSTNAME-SET",
-        "CHATTR-SET",
-        "RENICE-RAISED",
-    ] {
-        assert!(!s.output.contains(made), "{made}: {}", s.output);
-    }
-    assert!(!dir.path().join("blk").exists() && !dir.path().join("chr").exists());
+    assert_nothing_made(
+        &s.output,
+        dir.path(),
+        &[
+            "MKNOD-BLOCK-MADE",
+            "MKNOD-CHAR-MADE",
+            "HOSTNAME-SET",
+            "CHATTR-SET",
+            "RENICE-RAISED",
+        ],
+        "root",
+    );
     assert_eq!(
         std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default(),
         hostname
@@ -266,6 +268,22 @@ pub(super) fn file_handle_probe() -> String {
 }
 
 /// Both file-handle calls of [`file_handle_probe`] refused with EPERM (when it ran).
+/// None of the probe's success markers in `output`, and no device node left in `dir`.
+pub(super) fn assert_nothing_made(
+    output: &str,
+    dir: &std::path::Path,
+    markers: &[&str],
+    who: &str,
+) {
+    for made in markers {
+        assert!(!output.contains(made), "{who}: {made}: {output}");
+    }
+    assert!(
+        !dir.join("blk").exists() && !dir.join("chr").exists(),
+        "{who}: a device node was made"
+    );
+}
+
 pub(super) fn assert_file_handles_refused(output: &str, who: &str) {
     if python() {
         assert!(
