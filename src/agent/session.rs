@@ -38,6 +38,7 @@ use crate::competence::repeats::{self, Move, Progress};
 use crate::judge::SessionJudge;
 
 mod check_message;
+mod code_moves;
 mod code_step;
 mod ends;
 mod escalation;
