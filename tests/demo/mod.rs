@@ -39,3 +39,36 @@ async fn the_headless_demo_passes_its_check_after_asking_the_operator_and_the_se
             .any(|e| matches!(e, Event::SeniorReturned { .. }))
     );
 }
+
+/// A user who exports `CARGO_TARGET_DIR` for every project: the demo's `cargo test` (the
+/// scripted `run` and the check) must still pass inside the sandbox, which may not write
+/// there. Through the binary, so the variable reaches the session as it would a user's.
+#[test]
+fn the_demo_passes_with_a_cargo_target_dir_outside_the_repository() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shared = dir.path().join("shared-target");
+    let log = dir.path().join("demo.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(["demo", "--headless", "--log"])
+        .arg(&log)
+        .env("CARGO_TARGET_DIR", &shared)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("handoff demo starts");
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = super::agent::support::read_log(&log);
+    let passed = events
+        .iter()
+        .any(|e| matches!(e, Event::CheckRan { passed: true, .. }));
+    assert!(passed, "the check passed");
+    assert!(
+        !shared.exists(),
+        "nothing was built in the directory the sandbox may not write"
+    );
+}

@@ -7,6 +7,7 @@
 //! in `agent.env_pass`.
 
 use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
 
 /// Variables every command keeps when they are set.
 pub const ALLOWED: &[&str] = &[
@@ -123,9 +124,80 @@ pub fn command_env(pass: &[String], never: &[String], network: bool) -> Vec<(OsS
     env
 }
 
+/// Variables naming where a build writes its output, which the sandbox must let it write.
+const OUTPUT_DIRS: &[&str] = &["CARGO_TARGET_DIR"];
+
+/// Drops each of [`OUTPUT_DIRS`] whose directory lies outside `writable` (a relative value
+/// is taken from `cwd`, the directory commands start in).
+///
+/// A user who exports `CARGO_TARGET_DIR=~/.cache/target` for every project would otherwise
+/// see every `cargo build` a command or the check runs refused by the sandbox, however
+/// harmless. Without the variable cargo writes `target/` in the repository, which Rust
+/// projects ignore; a user who wants the shared directory adds it to `agent.writable_roots`
+/// and the variable is kept.
+pub fn writable_outputs(
+    env: Vec<(OsString, OsString)>,
+    cwd: &Path,
+    writable: &[PathBuf],
+) -> Vec<(OsString, OsString)> {
+    env.into_iter()
+        .filter(|(k, v)| {
+            if !OUTPUT_DIRS.iter().any(|n| k == n) {
+                return true;
+            }
+            let dir = lexical(&cwd.join(v));
+            writable.iter().any(|w| dir.starts_with(lexical(w)))
+        })
+        .collect()
+}
+
+/// `path` with `.` and `..` resolved by name; enough here, where a symlink at worst drops a
+/// variable the sandbox would have refused anyway.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_dir_outside_the_writable_dirs_is_dropped_one_inside_kept() {
+        let env = |v: &str| {
+            vec![
+                (OsString::from("PATH"), OsString::from("/usr/bin")),
+                (OsString::from("CARGO_TARGET_DIR"), OsString::from(v)),
+            ]
+        };
+        let repo = Path::new("/work/repo");
+        let writable = vec![repo.to_path_buf(), PathBuf::from("/tmp/session")];
+        let kept = |v: &str| {
+            writable_outputs(env(v), repo, &writable)
+                .iter()
+                .any(|(k, _)| k == "CARGO_TARGET_DIR")
+        };
+        assert!(!kept("/home/u/.cache/target"));
+        assert!(!kept("../shared-target"));
+        assert!(!kept("/work/repo/../other"));
+        assert!(kept("target"));
+        assert!(kept("/work/repo/build/target"));
+        assert!(kept("/tmp/session/t"));
+        // Other variables are never touched.
+        assert_eq!(
+            writable_outputs(env("/elsewhere"), repo, &writable).len(),
+            1
+        );
+    }
 
     #[test]
     fn sockets_and_secrets_are_not_on_the_list() {

@@ -208,12 +208,19 @@ impl Workspace {
     }
 
     /// The environment commands run with: the allow-list, `agent.env_pass`, never a key.
+    /// Under the sandbox, a build-output variable that points where the command may not
+    /// write is dropped (see [`crate::agent::sandbox::env::writable_outputs`]).
     pub fn command_env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-        crate::agent::sandbox::env::command_env(
+        let env = crate::agent::sandbox::env::command_env(
             &self.env_pass,
             &self.hidden_env,
             self.limits.network,
-        )
+        );
+        if self.limits.sandbox {
+            crate::agent::sandbox::env::writable_outputs(env, self.root(), &self.writable_dirs())
+        } else {
+            env
+        }
     }
 
     /// What a sandboxed command may do in this workspace.
