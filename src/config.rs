@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 mod checkpoints;
 mod overrides;
 mod policy;
-pub mod protected;
+pub(crate) mod protected;
 mod validate;
 
 pub use checkpoints::CheckpointsConfig;

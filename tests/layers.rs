@@ -278,3 +278,126 @@ fn no_source_file_is_over_600_lines() {
         .collect();
     assert!(long.is_empty(), "split these along their jobs: {long:?}");
 }
+
+/// Every path `handoff::…` that code outside the crate names: `use handoff::…;` statements
+/// with their brace groups expanded, and inline `handoff::a::b` paths.
+fn paths_named_outside() -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("src/main.rs")];
+    for dir in ["tests", "benches", "examples", "fuzz"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut out = BTreeSet::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("handoff::") {
+            let after = &rest[i + "handoff::".len()..];
+            let end = after.find(';').unwrap_or(after.len());
+            let is_use = rest[..i].trim_end().ends_with("use");
+            if is_use {
+                let flat = after[..end]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                expand_use("", &flat, &mut out);
+            } else {
+                let path: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                out.insert(path.trim_end_matches(':').to_string());
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+/// `a::{b, c::{d}}` under `prefix` into `prefix::a::b`, `prefix::a::c::d`.
+fn expand_use(prefix: &str, tree: &str, out: &mut BTreeSet<String>) {
+    let join = |p: &str, s: &str| {
+        if p.is_empty() {
+            s.to_string()
+        } else {
+            format!("{p}::{s}")
+        }
+    };
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        // `Name as Alias`: the path is the name.
+        let name = tree.split_whitespace().next().unwrap_or(tree);
+        out.insert(join(prefix, name.trim_end_matches("::")));
+        return;
+    };
+    let head = join(prefix, tree[..open].trim().trim_end_matches("::"));
+    let inner = tree[open + 1..]
+        .strip_suffix('}')
+        .unwrap_or(&tree[open + 1..]);
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                expand_use(&head, &inner[start..i], out);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner[start..].trim().is_empty() {
+        expand_use(&head, &inner[start..], out);
+    }
+}
+
+/// Only what the tests, benches and examples reach is public: a `pub mod` that nothing
+/// outside the crate names by path is `pub(crate)`, so the compiler's dead-code lint sees
+/// everything behind it (items it re-exports stay public through the `pub use`).
+#[test]
+fn every_public_module_is_named_outside_the_crate() {
+    let named = paths_named_outside();
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut unused = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(rel) = f.strip_prefix(src()) else {
+            continue;
+        };
+        let rel = rel.with_extension("");
+        let mut parent: Vec<String> = rel
+            .components()
+            .filter_map(|c| c.as_os_str().to_str().map(String::from))
+            .collect();
+        if parent.last().is_some_and(|l| l == "mod" || l == "lib") {
+            parent.pop();
+        }
+        for line in text.lines() {
+            let Some(name) = line
+                .trim_start()
+                .strip_prefix("pub mod ")
+                .and_then(|l| l.strip_suffix(';'))
+            else {
+                continue;
+            };
+            let module = parent
+                .iter()
+                .map(String::as_str)
+                .chain([name])
+                .collect::<Vec<_>>()
+                .join("::");
+            let reached = named
+                .iter()
+                .any(|p| *p == module || p.starts_with(&format!("{module}::")));
+            if !reached {
+                unused.push(format!("{} ({})", module, f.display()));
+            }
+        }
+    }
+    assert!(unused.is_empty(), "make these pub(crate): {unused:#?}");
+}

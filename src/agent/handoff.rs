@@ -144,7 +144,7 @@ pub(crate) async fn triage(
         match retry.fault(emitter, inbox, writer, err).await {
             AfterFault::Again => {}
             AfterFault::Quit => return Triage::Quit,
-            AfterFault::GiveUp(_) | AfterFault::Escalate => return Triage::Reply(None),
+            AfterFault::GiveUp | AfterFault::Escalate => return Triage::Reply(None),
         }
     }
 }

@@ -1,21 +1,21 @@
 //! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
 pub mod confine;
-pub mod context;
+pub(crate) mod context;
 pub mod emitter;
-pub mod gitguard;
-pub mod gitnest;
-pub mod handoff;
-pub mod history;
-pub mod inbox;
-pub mod overlay;
-pub mod proctree;
+pub(crate) mod gitguard;
+pub(crate) mod gitnest;
+pub(crate) mod handoff;
+pub(crate) mod history;
+pub(crate) mod inbox;
+pub(crate) mod overlay;
+pub(crate) mod proctree;
 pub mod prompts;
-pub mod protect;
-pub mod reply;
-pub mod retry;
+pub(crate) mod protect;
+pub(crate) mod reply;
+pub(crate) mod retry;
 pub mod sandbox;
 pub mod session;
-pub mod step;
+pub(crate) mod step;
 pub mod tools;
-pub mod turn;
+pub(crate) mod turn;

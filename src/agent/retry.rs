@@ -15,8 +15,8 @@ use super::inbox::{Inbox, Intent, Waiting};
 pub(crate) enum AfterFault {
     /// The backoff is over: try again.
     Again,
-    /// Retries exhausted or a fault that is not retryable.
-    GiveUp(LlmError),
+    /// Retries exhausted or a fault that is not retryable (the fault is logged).
+    GiveUp,
     Quit,
     /// A forced escalation cut the backoff of a junior request.
     Escalate,
@@ -53,7 +53,7 @@ impl Retry {
             })
             .await;
         let Some(delay) = client.retry_delay(&err, self.attempt) else {
-            return AfterFault::GiveUp(err);
+            return AfterFault::GiveUp;
         };
         let waiting = Waiting::Backoff {
             delay,

@@ -544,10 +544,10 @@ impl Session<'_> {
                 }
                 TurnEnd::Quit => Next::End(Outcome::Aborted),
                 // The junior's endpoint is gone: hand off as a fault, not as evidence.
-                TurnEnd::Failed(_) if actor == Actor::Junior => {
+                TurnEnd::Failed if actor == Actor::Junior => {
                     self.escalate(EscalationReason::Fault).await
                 }
-                TurnEnd::Failed(_) => Next::End(Outcome::Aborted),
+                TurnEnd::Failed => Next::End(Outcome::Aborted),
                 TurnEnd::Escalate(reason) => self.escalate(reason).await,
             };
             if let Next::End(outcome) = next {

@@ -39,8 +39,9 @@ pub enum TurnEnd {
     Escalate(EscalationReason),
     /// The operator quit.
     Quit,
-    /// The endpoint kept failing (retries exhausted or a non-retryable fault).
-    Failed(LlmError),
+    /// The endpoint kept failing (retries exhausted or a non-retryable fault); each fault is
+    /// already in the log as a `fault` event.
+    Failed,
 }
 
 /// Whether the stream goes on after a token.
@@ -130,7 +131,7 @@ pub(crate) async fn stream_turn(
         };
         match retry.fault(emitter, inbox, client, err).await {
             AfterFault::Again => {}
-            AfterFault::GiveUp(err) => return TurnEnd::Failed(err),
+            AfterFault::GiveUp => return TurnEnd::Failed,
             AfterFault::Quit => return TurnEnd::Quit,
             AfterFault::Escalate => return TurnEnd::Escalate(EscalationReason::Forced),
         }

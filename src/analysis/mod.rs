@@ -2,22 +2,22 @@
 //! and plots. Everything here reads logs through `log` and folds them with the one
 //! [`SessionFold`](crate::metrics::session::SessionFold); nothing here runs a session.
 
-pub mod ask_scores;
+pub(crate) mod ask_scores;
 pub mod calibrate;
-pub mod cascade;
-pub mod cascade_live;
-pub mod cascade_sweep;
-pub mod csv;
-pub mod discrimination;
-pub mod plot;
-pub mod regime;
+pub(crate) mod cascade;
+pub(crate) mod cascade_live;
+pub(crate) mod cascade_sweep;
+pub(crate) mod csv;
+pub(crate) mod discrimination;
+pub(crate) mod plot;
+pub(crate) mod regime;
 pub mod replay;
 pub mod report;
-pub mod rescore;
-pub mod schedule_paths;
-pub mod schedule_plan;
-pub mod schedule_returns;
-pub mod wall;
+pub(crate) mod rescore;
+pub(crate) mod schedule_paths;
+pub(crate) mod schedule_plan;
+pub(crate) mod schedule_returns;
+pub(crate) mod wall;
 
 use std::path::Path;
 

@@ -5,10 +5,10 @@
 //! ([`present`]).
 
 pub mod headless;
-pub mod interactive;
+pub(crate) mod interactive;
 pub mod operator;
 pub mod present;
-pub mod replay;
+pub(crate) mod replay;
 pub mod stop;
-pub mod summary;
+pub(crate) mod summary;
 pub mod wiring;

@@ -3,7 +3,7 @@
 //! commands live in [`args`], the JSON-or-text choice in [`output`], the exit codes in
 //! [`crate::exit`]. `main.rs` only calls [`main`].
 
-pub mod args;
+pub(crate) mod args;
 mod calibrate;
 mod cascade;
 mod completions;
@@ -14,7 +14,7 @@ mod eval;
 mod exec;
 mod init;
 mod man;
-pub mod output;
+pub(crate) mod output;
 mod replay;
 mod report;
 mod restore;

@@ -5,8 +5,8 @@
 //! shows, what a reply says and where its code goes. It depends on nothing else in the
 //! crate.
 
-pub mod brief;
-pub mod place;
-pub mod reply;
-pub mod stub;
-pub mod syntax;
+pub(crate) mod brief;
+pub(crate) mod place;
+pub(crate) mod reply;
+pub(crate) mod stub;
+pub(crate) mod syntax;

@@ -11,7 +11,7 @@ use super::fit_options::{FitOptions, FitReport, log_loss, sample_ticks};
 use super::histograms::histograms;
 use super::trajectory::Trajectory;
 use super::varying_fit::fit_varying;
-pub use super::varying_fit::{FeatureRow, Penalty, VcRow};
+pub use super::varying_fit::{FeatureRow, Penalty};
 use crate::protocol::SignalKind;
 
 /// Fits the model's weights on `rows` (both labels needed).

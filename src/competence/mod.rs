@@ -17,29 +17,29 @@
 //!   it, and the step-clock schedule solved on it;
 //! - [`gate`]: the escalation rule (below τ, cooldown, shadow, once per hand-off).
 
-pub mod belief;
+pub(crate) mod belief;
 pub mod calibration;
 pub mod calibrator;
-pub mod dp;
-pub mod facts;
-pub mod feature_fit;
-pub mod feature_link;
+pub(crate) mod dp;
+pub(crate) mod facts;
+pub(crate) mod feature_fit;
+pub(crate) mod feature_link;
 pub mod features;
 pub mod fit;
-pub mod fit_options;
-pub mod gate;
+pub(crate) mod fit_options;
+pub(crate) mod gate;
 mod histograms;
-pub mod law;
-pub mod likelihood;
+pub(crate) mod law;
+pub(crate) mod likelihood;
 mod prior;
-pub mod repeats;
-pub mod schedule;
-pub mod signals;
-pub mod step_dp;
-pub mod step_process;
-pub mod threshold;
-pub mod trajectory;
-pub mod varying_fit;
+pub(crate) mod repeats;
+pub(crate) mod schedule;
+pub(crate) mod signals;
+pub(crate) mod step_dp;
+pub(crate) mod step_process;
+pub(crate) mod threshold;
+pub(crate) mod trajectory;
+pub(crate) mod varying_fit;
 
 #[cfg(test)]
 mod properties;

@@ -11,15 +11,15 @@
 //! approved (as with `exec --approve`); under `senior-only` the senior sits in the
 //! junior's seat, so its money is logged on the junior's line.
 
-pub mod ask;
-pub mod blockers;
+pub(crate) mod ask;
+pub(crate) mod blockers;
 pub mod humaneval;
-pub mod matcher;
+pub(crate) mod matcher;
 pub mod operator;
-pub mod origin;
-pub mod plot;
-pub mod policy;
-pub mod report;
+pub(crate) mod origin;
+pub(crate) mod plot;
+pub(crate) mod policy;
+pub(crate) mod report;
 pub mod run;
 pub mod suite;
 

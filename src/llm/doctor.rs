@@ -13,7 +13,7 @@
 //! check, whether the server keeps that much prompt (from its `usage.prompt_tokens`).
 
 mod context;
-pub mod hints;
+pub(crate) mod hints;
 mod verdict;
 
 use verdict::{Place, listed, model_fix, v1_fix};

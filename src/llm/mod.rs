@@ -26,21 +26,21 @@
 //! - Unknown enum values (`service_tier: "on_demand"`, new finish reasons), `null` logprobs.
 
 mod callargs;
-pub mod callschema;
+pub(crate) mod callschema;
 pub mod chunk;
 pub mod client;
 pub mod decode;
 pub mod doctor;
-pub mod error;
-pub mod keys;
-pub mod lenient;
-pub mod request;
+pub(crate) mod error;
+pub(crate) mod keys;
+pub(crate) mod lenient;
+pub(crate) mod request;
 pub mod sse;
 pub mod textcall;
 pub mod textprompt;
-pub mod transport;
+pub(crate) mod transport;
 pub mod types;
-pub mod usage;
+pub(crate) mod usage;
 
 pub use client::{Client, DeltaStream};
 pub use error::LlmError;

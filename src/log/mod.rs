@@ -8,7 +8,7 @@
 //! from a newer version) without giving up on the rest of a corpus.
 
 pub mod reader;
-pub mod writer;
+pub(crate) mod writer;
 
 use std::path::PathBuf;
 

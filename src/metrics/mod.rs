@@ -7,15 +7,15 @@
 //! rustdoc; `tests/golden/metrics.json` pins the values against an independent
 //! implementation (`tools/golden_metrics.py`, scikit-learn and numpy).
 
-pub mod ask;
-pub mod ask_session;
-pub mod calibration;
-pub mod conformal;
-pub mod loop_tally;
-pub mod ranking;
-pub mod routing;
+pub(crate) mod ask;
+pub(crate) mod ask_session;
+pub(crate) mod calibration;
+pub(crate) mod conformal;
+pub(crate) mod loop_tally;
+pub(crate) mod ranking;
+pub(crate) mod routing;
 pub mod session;
-pub mod uncertainty;
+pub(crate) mod uncertainty;
 
 #[cfg(test)]
 mod properties;

@@ -7,12 +7,12 @@
 //! Serde only: this module imports nothing from the crate, so a log's shape changes only
 //! when these files do, and `tests/golden/` says when that happens.
 
-pub mod diffline;
-pub mod event;
-pub mod evidence;
+pub(crate) mod diffline;
+pub(crate) mod event;
+pub(crate) mod evidence;
 #[cfg(any(test, feature = "testkit"))]
 mod samples;
-pub mod visible;
+pub(crate) mod visible;
 mod words;
 
 pub use event::*;

@@ -22,22 +22,22 @@
 //! that knows the truth those are measured against.
 
 pub mod across_seeds;
-pub mod baselines;
-pub mod beta;
-pub mod correlated;
-pub mod crossing;
-pub mod exact_posterior;
-pub mod experiments;
+pub(crate) mod baselines;
+pub(crate) mod beta;
+pub(crate) mod correlated;
+pub(crate) mod crossing;
+pub(crate) mod exact_posterior;
+pub(crate) mod experiments;
 pub mod falsify;
-pub mod logs;
-pub mod plot;
-pub mod policies;
-pub mod rate;
+pub(crate) mod logs;
+pub(crate) mod plot;
+pub(crate) mod policies;
+pub(crate) mod rate;
 pub mod report;
-pub mod scenario;
-pub mod seed_tables;
+pub(crate) mod scenario;
+pub(crate) mod seed_tables;
 pub mod time_calibration;
-pub mod world;
+pub(crate) mod world;
 
 pub use beta::{BetaShape, SignalLaw};
 pub use correlated::{CorrelatedSession, CorrelatedWorld};

@@ -13,21 +13,21 @@
 //! terminal input, agent events and a slow clock into one stream of messages and redraws
 //! on demand, coalesced.
 
-pub mod approval;
-pub mod competence;
-pub mod help;
-pub mod input;
-pub mod intent;
-pub mod keys;
-pub mod patchview;
-pub mod question;
-pub mod run;
-pub mod state;
-pub mod status;
-pub mod steps;
-pub mod terminal;
-pub mod text;
-pub mod transcript;
+pub(crate) mod approval;
+pub(crate) mod competence;
+pub(crate) mod help;
+pub(crate) mod input;
+pub(crate) mod intent;
+pub(crate) mod keys;
+pub(crate) mod patchview;
+pub(crate) mod question;
+pub(crate) mod run;
+pub(crate) mod state;
+pub(crate) mod status;
+pub(crate) mod steps;
+pub(crate) mod terminal;
+pub(crate) mod text;
+pub(crate) mod transcript;
 pub mod ui;
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! (ignored by `.gitignore`, or past the caps below) are not protected, and the session
 //! says how many were left out.
 
-pub mod named;
+pub(crate) mod named;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;

@@ -33,15 +33,15 @@
 //! system calls between fork and exec. Where a layer is missing the command still runs and
 //! the session's one-line note says what is not enforced.
 
-pub mod caps;
-pub mod denial;
-pub mod env;
-pub mod landlock;
-pub mod limits;
-pub mod mounts;
+pub(crate) mod caps;
+pub(crate) mod denial;
+pub(crate) mod env;
+pub(crate) mod landlock;
+pub(crate) mod limits;
+pub(crate) mod mounts;
 pub mod namespace;
-pub mod nsinit;
-pub mod seccomp;
+pub(crate) mod nsinit;
+pub(crate) mod seccomp;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

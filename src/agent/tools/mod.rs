@@ -7,14 +7,14 @@
 //! that ends the session. `ask_operator` and `finish` are offered to the model but handled
 //! by the agent loop, which owns the operator and the session's end.
 
-pub mod args;
-pub mod files;
+pub(crate) mod args;
+pub(crate) mod files;
 mod outcome;
-pub mod patch;
-pub mod run;
-pub mod search;
+pub(crate) mod patch;
+pub(crate) mod run;
+pub(crate) mod search;
 pub mod spec;
-pub mod unified;
+pub(crate) mod unified;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

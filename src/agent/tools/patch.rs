@@ -9,7 +9,6 @@
 //! and only when all of them fit is anything written.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use super::args::ApplyPatchArgs;
 use super::files::{read_bytes, remove_confined, write_confined};
@@ -485,21 +484,6 @@ pub fn describe(patch: &str) -> Vec<String> {
         .collect()
 }
 
-/// The paths a patch text would touch, in order and without repeats, for approval prompts
-/// and logs; empty when the text does not parse.
-pub fn touched_paths(patch: &str) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for file in unified::parse(patch).unwrap_or_default() {
-        for path in [file.old_path, file.new_path].into_iter().flatten() {
-            let path = PathBuf::from(path);
-            if !paths.contains(&path) {
-                paths.push(path);
-            }
-        }
-    }
-    paths
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,15 +520,5 @@ mod tests {
             ]
         );
         assert!(describe("not a patch")[0].contains("does not parse"));
-    }
-
-    #[test]
-    fn touched_paths_are_listed_once_in_order() {
-        let patch = "--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-b\n+c\n--- /dev/null\n+++ b/z\n@@ -0,0 +1 @@\n+z\n";
-        assert_eq!(
-            touched_paths(patch),
-            vec![PathBuf::from("x"), PathBuf::from("y"), PathBuf::from("z")]
-        );
-        assert!(touched_paths("not a patch").is_empty());
     }
 }

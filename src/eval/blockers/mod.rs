@@ -7,6 +7,6 @@
 //! model over both; [`select::select`] keeps what the rule in [`select`] says and mixes in
 //! untouched tasks. `tools/real-models/blocker-suite` runs the three in order.
 
-pub mod detail;
-pub mod make;
-pub mod select;
+pub(crate) mod detail;
+pub(crate) mod make;
+pub(crate) mod select;
