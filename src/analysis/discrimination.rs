@@ -202,6 +202,14 @@ impl Discrimination {
                  intervals show only the other side's spread and understate the uncertainty\n"
             ));
         }
+        out.push_str(&self.rows_text());
+        out
+    }
+
+    /// The table's rows under a header line: one row per summary, AUROC [interval] at each
+    /// fraction of [`AT`].
+    pub fn rows_text(&self) -> String {
+        let mut out = String::new();
         out.push_str(&format!("  {:<24}", "summary"));
         for f in AT {
             out.push_str(&format!("  {:>22}", format!("first {:.0}%", f * 100.0)));

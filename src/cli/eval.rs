@@ -134,10 +134,35 @@ enum BlockersAction {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Which signal tells a missing detail from a hard step: each per-signal summary's
+    /// AUROC between failing sessions on blocked and on untouched tasks of the suite.
+    Signals {
+        /// The blocker suite the logs ran.
+        #[arg(long)]
+        suite: PathBuf,
+        /// Session logs, or directories searched for them.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        #[command(flatten)]
+        json: JsonArg,
+    },
 }
 
 fn blockers(action: BlockersAction) -> anyhow::Result<Exit> {
     match action {
+        BlockersAction::Signals { suite, logs, json } => {
+            let suite = crate::eval::suite::Suite::load(&suite).map_err(bad_input)?;
+            let corpus = crate::analysis::calibrate::load(&logs, true);
+            super::output::warn_all(&corpus.warnings);
+            let table = crate::eval::missing_detail::missing_detail(&suite, &corpus.sessions);
+            if table.blocked + table.untouched == 0 {
+                return Err(bad_input(anyhow::anyhow!(
+                    "no failing labelled session of a task of suite {} in the given paths",
+                    suite.name
+                )));
+            }
+            emit(json.json, Shape::Document, &table, || table.to_text())?;
+        }
         BlockersAction::Make { file, out, seed } => {
             let problems = crate::eval::humaneval::read_problems(&file).map_err(bad_input)?;
             let source = file

@@ -15,6 +15,7 @@ pub(crate) mod ask;
 pub(crate) mod blockers;
 pub mod humaneval;
 pub(crate) mod matcher;
+pub(crate) mod missing_detail;
 pub mod operator;
 pub(crate) mod origin;
 pub(crate) mod plot;
