@@ -19,8 +19,8 @@ use super::intent::Action;
 use super::keys::{KeyHint, KeyOutcome, hint, is_char};
 use super::question::hint_line;
 use super::text::{TLine, Tone, style_of};
-use crate::protocol::Command;
 use crate::protocol::visible::visible_whole;
+use crate::protocol::{Command, Event};
 
 /// A tool call waiting for approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +52,30 @@ impl ApprovalPrompt {
             scroll: 0,
             max_scroll: Cell::new(usize::MAX),
         }
+    }
+
+    /// The prompt an `ApprovalRequested` opens (none for any other event); `arguments`
+    /// are the call's as the transcript holds them, so the change the call would make is
+    /// shown whole, scrolled if long.
+    pub fn requested(event: &Event, arguments: Option<&str>) -> Option<Self> {
+        let Event::ApprovalRequested {
+            call_id,
+            name,
+            summary,
+            ..
+        } = event
+        else {
+            return None;
+        };
+        let change = arguments
+            .and_then(|a| super::patchview::change_lines(name, a, usize::MAX))
+            .unwrap_or_default();
+        Some(ApprovalPrompt::new(
+            call_id.clone(),
+            name.clone(),
+            summary.clone(),
+            change,
+        ))
     }
 
     /// Takes `y`, `n` and its scroll keys; anything else (arrows included) passes on, so

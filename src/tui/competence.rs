@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::text::{Tone, style_of};
-use crate::protocol::{EvidenceTerm, Route, SignalKind};
+use crate::protocol::{Event, EvidenceTerm, Route, SignalKind};
 
 /// How many signals the "why" line names.
 const WHY_TERMS: usize = 3;
@@ -80,8 +80,45 @@ impl Competence {
         self.counterfactual = cf;
     }
 
+    /// The panel sees the judge only through its events, so a replay draws what the live
+    /// session drew; the policy follows each belief, so a change mid-session shows.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted { policy, .. } => self.policy = policy.clone(),
+            Event::StepStarted { .. } => self.on_step_start(),
+            Event::BeliefUpdated {
+                tick,
+                belief,
+                threshold,
+                policy,
+                terms,
+                ..
+            } => {
+                if self.policy != *policy {
+                    self.policy = policy.clone();
+                }
+                self.on_belief(*tick, *belief, *threshold, terms);
+            }
+            Event::StepEnded {
+                tick,
+                belief,
+                terms,
+                ..
+            } => self.on_step_end(*tick, *belief, terms),
+            Event::Escalated {
+                tick,
+                route,
+                belief,
+                threshold,
+                why,
+                ..
+            } => self.on_escalation(*tick, *belief, *threshold, *route, why),
+            _ => {}
+        }
+    }
+
     /// A new belief: one point of each series, and its evidence counts for the step.
-    pub fn on_belief(&mut self, tick: u64, belief: f64, threshold: f64, terms: &[EvidenceTerm]) {
+    fn on_belief(&mut self, tick: u64, belief: f64, threshold: f64, terms: &[EvidenceTerm]) {
         let x = tick as f64;
         self.belief.push((x, belief));
         self.threshold.push((x, threshold));
@@ -91,7 +128,7 @@ impl Competence {
     }
 
     /// A step ended: its evidence counts for it, and it becomes "the last step".
-    pub fn on_step_end(&mut self, tick: u64, belief: f64, terms: &[EvidenceTerm]) {
+    fn on_step_end(&mut self, tick: u64, belief: f64, terms: &[EvidenceTerm]) {
         self.add_terms(terms);
         let tau = self.current.map(|(_, t)| t);
         if let Some(tau) = tau {
@@ -106,14 +143,14 @@ impl Competence {
     }
 
     /// A step starts: the "why" starts collecting its evidence afresh.
-    pub fn on_step_start(&mut self) {
+    fn on_step_start(&mut self) {
         self.step_terms.clear();
         self.escalation_why.clear();
     }
 
     /// Marks the escalation; its `why` is the judge's statement of what moved the belief
     /// most, so it explains the step until the next one starts.
-    pub fn on_escalation(
+    fn on_escalation(
         &mut self,
         tick: u64,
         belief: f64,

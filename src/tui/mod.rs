@@ -8,8 +8,9 @@
 //! Shape (the reducer pattern of ratatui apps such as gitui and the codex-rs TUI):
 //! [`state::AppState`] is the only place state changes — [`state::AppState::apply`] for
 //! events, [`state::AppState::handle_key`] for keys — and [`ui::draw`] is a pure function
-//! of it. Each panel is a component that owns its state, handles the keys it consumes and
-//! describes its own key hints, so the help overlay is never stale. [`run::run`] turns
+//! of it. Each panel is a component that owns its state, applies the events that change
+//! it, handles the keys it consumes and describes its own key hints, so the help overlay
+//! is never stale; `apply` and `handle_key` only hand events and keys to the panels. [`run::run`] turns
 //! terminal input, agent events and a slow clock into one stream of messages and redraws
 //! on demand, coalesced.
 
@@ -19,6 +20,7 @@ pub(crate) mod help;
 pub(crate) mod input;
 pub(crate) mod intent;
 pub(crate) mod keys;
+mod notes;
 pub(crate) mod patchview;
 pub(crate) mod question;
 pub(crate) mod run;

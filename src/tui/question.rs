@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use super::intent::Action;
 use super::keys::{KeyHint, KeyOutcome, hint, is_ctrl};
 use super::text::{Tone, style_of};
-use crate::protocol::Command;
+use crate::protocol::{Command, Event};
 
 /// A pending question and the operator's answer in progress.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +57,29 @@ impl QuestionModal {
             not_needed: false,
             hidden: false,
         }
+    }
+
+    /// The modal an `OperatorAsked` opens (none for any other event).
+    pub fn asked(event: &Event) -> Option<Self> {
+        let Event::OperatorAsked {
+            step,
+            question,
+            options,
+            default_assumption,
+            self_initiated,
+            topic,
+        } = event
+        else {
+            return None;
+        };
+        let modal = QuestionModal::new(
+            *step,
+            question.clone(),
+            options.clone(),
+            default_assumption.clone(),
+            *self_initiated,
+        );
+        Some(modal.about(topic.clone()))
     }
 
     /// The same modal naming the detail the question is about.

@@ -1,5 +1,6 @@
 //! The UI's whole state and the only two ways it changes: [`AppState::apply`] for events
-//! (here) and [`AppState::handle_key`] for keys (in `input.rs`).
+//! (here, handing each event to the panels that own what it changes) and
+//! [`AppState::handle_key`] for keys (in `input.rs`).
 
 use super::approval::ApprovalPrompt;
 use super::competence::{Competence, Counterfactual};
@@ -8,8 +9,8 @@ use super::question::QuestionModal;
 use super::status::Ledger;
 use super::steps::Steps;
 use super::text::{TLine, Tone};
-use super::transcript::{ToolEntry, Transcript};
-use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
+use super::transcript::Transcript;
+use crate::protocol::{Event, Outcome, Stamped};
 
 /// What `SessionStarted` said about the session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -113,357 +114,81 @@ impl AppState {
         }
     }
 
-    /// Applies one event: the only place events change the state.
+    /// Applies one event: the only place events change the state. The session's own
+    /// fields change here; then each panel takes the event and changes what it owns, so
+    /// what an event does to a panel is read beside how the panel draws it.
     pub fn apply(&mut self, stamped: &Stamped) {
-        self.ledger.elapsed_ms = self.ledger.elapsed_ms.max(stamped.t_ms);
-        match &stamped.event {
-            Event::SessionStarted {
-                session_id,
-                task,
-                junior_model,
-                senior_model,
-                policy,
-                shadow,
-                ..
-            } => {
-                self.reset_session();
-                self.ledger.elapsed_ms = stamped.t_ms;
-                self.session = Some(SessionInfo {
-                    session_id: session_id.clone(),
-                    task: task.clone(),
-                    junior_model: junior_model.clone(),
-                    senior_model: senior_model.clone(),
-                });
-                self.shadow = *shadow;
-                self.competence.policy = policy.clone();
-                self.transcript.push_note(
-                    TLine::of("session ", Tone::Dim)
-                        .with(session_id, Tone::Dim)
-                        .with(" · task: ", Tone::Dim)
-                        .with(task, Tone::Text),
-                );
-            }
-            Event::StepStarted { step, actor, .. } => {
-                self.steps.start(*step, *actor);
-                self.competence.on_step_start();
-                self.transcript.push_note(TLine::of(
-                    format!("── step {step} · {} ──", actor.name()),
-                    Tone::Dim,
-                ));
-            }
-            Event::Token {
-                actor,
-                text,
-                logprob,
-                ..
-            } => self.transcript.push_token(*actor, text, *logprob),
-            Event::BeliefUpdated {
-                tick,
-                belief,
-                threshold,
-                policy,
-                terms,
-                ..
-            } => {
-                if self.competence.policy != *policy {
-                    self.competence.policy = policy.clone();
-                }
-                self.competence.on_belief(*tick, *belief, *threshold, terms);
-            }
-            Event::ToolCalled {
-                step,
-                actor,
-                call_id,
-                name,
-                arguments,
-            } => {
-                let arguments = serde_json::to_string(arguments).unwrap_or_default();
-                self.steps.row_mut(*step, *actor).tool = Some(name.clone());
-                self.transcript.push_tool(ToolEntry {
-                    step: *step,
-                    actor: *actor,
-                    call_id: call_id.clone(),
-                    name: name.clone(),
-                    arguments,
-                    approval: None,
-                    result: None,
-                });
-            }
-            Event::ApprovalRequested {
-                call_id,
-                name,
-                summary,
-                ..
-            } => {
-                if !self.replay {
-                    let change = self
-                        .transcript
-                        .tool_mut(call_id)
-                        .and_then(|t| {
-                            // Whole: what is approved is shown, scrolled if long.
-                            crate::tui::patchview::change_lines(name, &t.arguments, usize::MAX)
-                        })
-                        .unwrap_or_default();
-                    self.approval = Some(ApprovalPrompt::new(
-                        call_id.clone(),
-                        name.clone(),
-                        summary.clone(),
-                        change,
-                    ));
-                }
-            }
-            Event::ApprovalDecided {
-                call_id,
-                approved,
-                by,
-                ..
-            } => {
-                self.close_approval(call_id);
-                if let Some(t) = self.transcript.tool_mut(call_id) {
-                    t.approval = Some((*approved, by.clone()));
-                }
-            }
-            Event::ToolResulted {
-                call_id,
-                ok,
-                output,
-                ..
-            } => {
-                self.close_approval(call_id);
-                if let Some(t) = self.transcript.tool_mut(call_id) {
-                    t.result = Some((*ok, output.clone()));
-                }
-            }
-            Event::StepEnded {
-                step,
-                actor,
-                tick,
-                tool,
-                ok,
-                belief,
-                terms,
-                ..
-            } => {
-                let row = self.steps.row_mut(*step, *actor);
-                // A step the senior took over ends as the senior's.
-                row.actor = *actor;
-                row.ok = Some(*ok);
-                row.belief = Some(*belief);
-                if tool.is_some() {
-                    row.tool = tool.clone();
-                }
-                self.competence.on_step_end(*tick, *belief, terms);
-            }
-            Event::Escalated { .. } => self.on_escalated(&stamped.event),
-            Event::OperatorAsked {
-                step,
-                question,
-                options,
-                default_assumption,
-                self_initiated,
-                topic,
-            } => {
-                let mut line = TLine::of("? ", Tone::Question).with(question, Tone::Question);
-                if !options.is_empty() {
-                    line.push(&format!("  [{}]", options.join(" | ")), Tone::Dim);
-                }
-                self.transcript.push_note(line);
-                if !self.replay {
-                    self.question = Some(
-                        QuestionModal::new(
-                            *step,
-                            question.clone(),
-                            options.clone(),
-                            default_assumption.clone(),
-                            *self_initiated,
-                        )
-                        .about(topic.clone()),
-                    );
-                }
-            }
-            Event::OperatorAnswered {
-                answer,
-                needed,
-                deferred_to_senior,
-                ..
-            } => {
-                self.question = None;
-                let mark = match needed {
-                    Some(true) => " (needed)",
-                    Some(false) => " (not needed)",
-                    None => "",
-                };
-                let text = if *deferred_to_senior {
-                    format!("↳ operator: let the senior decide{mark}")
-                } else {
-                    format!("↳ operator: {answer}{mark}")
-                };
-                self.transcript.push_note(TLine::of(text, Tone::Answer));
-                self.ledger.route_now = deferred_to_senior.then_some(Route::Senior);
-            }
-            Event::SeniorTookOver {
-                mode,
-                context_chars,
-                ..
-            } => {
-                self.ledger.route_now = Some(Route::Senior);
-                self.transcript.push_note(TLine::of(
-                    format!("⇄ senior takes over ({mode}), handoff context {context_chars} chars"),
-                    Tone::Speaker(Actor::Senior),
-                ));
-            }
-            Event::SeniorReturned { .. } => {
-                self.ledger.route_now = None;
-                self.transcript.push_note(TLine::of(
-                    "⇄ control returns to the junior",
-                    Tone::Speaker(Actor::Junior),
-                ));
-            }
-            Event::CostIncurred {
-                actor,
-                model,
-                input_tokens,
-                output_tokens,
-                usd,
-                estimated,
-            } => self.ledger.add_cost(
-                *actor,
-                model,
-                input_tokens + output_tokens,
-                *usd,
-                *estimated,
-            ),
-            Event::CheckRan {
-                command,
-                exit_code,
-                passed,
-                ..
-            } => {
-                let line = if *passed {
-                    TLine::of(format!("✓ check `{command}` passed"), Tone::Ok)
-                } else {
-                    let code =
-                        exit_code.map_or("no exit code".to_string(), |c| format!("exit {c}"));
-                    TLine::of(format!("✗ check `{command}` failed ({code})"), Tone::Err)
-                };
-                self.transcript.push_note(line);
-            }
-            Event::Fault {
-                actor,
-                kind,
-                message,
-                retryable,
-                attempt,
-            } => {
-                let next = if *retryable { "retrying" } else { "giving up" };
-                let text = if *attempt == 0 {
-                    format!("! {} fault {kind}: {message}", actor.name())
-                } else {
-                    format!(
-                        "! {} fault {kind}: {message} (attempt {attempt}, {next})",
-                        actor.name()
-                    )
-                };
-                self.transcript.push_note(TLine::of(text, Tone::Warn));
-            }
+        let event = &stamped.event;
+        match event {
+            Event::SessionStarted { .. } => self.start_session(event),
             Event::ControlChanged { paused, shadow } => {
                 self.paused = *paused;
                 self.shadow = *shadow;
             }
-            Event::ProtectedTouched {
-                step,
-                refused,
-                restored,
-                unrestored,
-                git,
-            } => {
-                let mut parts = Vec::new();
-                for (what, paths) in [
-                    ("refused", refused),
-                    ("put back", restored),
-                    ("NOT put back", unrestored),
-                    ("git metadata", git),
-                ] {
-                    if !paths.is_empty() {
-                        parts.push(format!("{what} {}", paths.join(", ")));
-                    }
-                }
-                let text = format!(
-                    "! step {step} touched protected files: {}",
-                    parts.join("; ")
-                );
-                self.transcript.push_note(TLine::of(text, Tone::Warn));
+            Event::SessionEnded { outcome, .. } => self.end_session(*outcome),
+            _ => {}
+        }
+        self.ledger.apply(stamped);
+        self.competence.apply(event);
+        self.steps.apply(event);
+        self.transcript.apply(event);
+        self.apply_to_prompts(event);
+    }
+
+    /// The question and the approval prompt open on their requests, live only (a replay
+    /// shows what was asked and decided in the transcript, and its keys steer the
+    /// feeder), and close once the request is settled.
+    fn apply_to_prompts(&mut self, event: &Event) {
+        match event {
+            Event::OperatorAsked { .. } if !self.replay => {
+                self.question = QuestionModal::asked(event);
             }
-            Event::Warning { kind, message } => self
-                .transcript
-                .push_note(TLine::of(format!("! {kind}: {message}"), Tone::Warn)),
-            Event::SessionEnded {
-                outcome,
-                steps,
-                ticks,
-                usd,
-                ..
-            } => {
-                self.ended = Some(*outcome);
-                self.question = None;
-                self.approval = None;
-                self.confirm_quit = false;
-                self.paused = false;
-                let tone = match outcome {
-                    Outcome::Success => Tone::Ok,
-                    Outcome::Failure | Outcome::Aborted => Tone::Err,
-                    Outcome::Unlabelled => Tone::Dim,
-                };
-                self.transcript.push_note(TLine::of(
-                    format!(
-                        "■ session ended: {} · {steps} steps · {ticks} ticks · ${usd:.4}",
-                        outcome_name(*outcome)
-                    ),
-                    tone,
-                ));
+            Event::OperatorAnswered { .. } => self.question = None,
+            Event::ApprovalRequested { call_id, .. } if !self.replay => {
+                let arguments = self
+                    .transcript
+                    .tool_mut(call_id)
+                    .map(|t| t.arguments.as_str());
+                self.approval = ApprovalPrompt::requested(event, arguments);
             }
+            Event::ApprovalDecided { call_id, .. } | Event::ToolResulted { call_id, .. } => {
+                self.close_approval(call_id);
+            }
+            _ => {}
         }
     }
 
-    fn on_escalated(&mut self, event: &Event) {
-        let &Event::Escalated {
-            step,
-            tick,
-            route,
-            reason,
-            belief,
-            threshold,
-            ref why,
+    /// A session starts from a clean slate ([`Self::reset_session`]) and remembers what
+    /// it is about; the panels take the rest of the event themselves.
+    fn start_session(&mut self, event: &Event) {
+        let Event::SessionStarted {
+            session_id,
+            task,
+            junior_model,
+            senior_model,
             shadow,
             ..
         } = event
         else {
             return;
         };
-        self.competence
-            .on_escalation(tick, belief, threshold, route, why);
-        if let Some(row) = self.steps.rows.iter_mut().rev().find(|r| r.step == step) {
-            row.escalated = true;
-        }
-        if shadow {
-            self.ledger.escalations_shadow += 1;
-        } else {
-            match route {
-                Route::Senior => self.ledger.escalations_senior += 1,
-                Route::Operator => self.ledger.escalations_operator += 1,
-            }
-            self.ledger.route_now = Some(route);
-        }
-        let (route, reason) = (route.name(), reason.explain());
-        let shadow = if shadow {
-            " [shadow: not handed off]"
-        } else {
-            ""
-        };
-        self.transcript.push_note(TLine::of(
-            format!("▼ escalate → {route}: {reason} (B_t {belief:.2}  τ_t {threshold:.2}){shadow}"),
-            Tone::Escalation,
-        ));
+        self.reset_session();
+        self.session = Some(SessionInfo {
+            session_id: session_id.clone(),
+            task: task.clone(),
+            junior_model: junior_model.clone(),
+            senior_model: senior_model.clone(),
+        });
+        self.shadow = *shadow;
+    }
+
+    /// Nothing is left to answer, approve or confirm once the session has ended.
+    fn end_session(&mut self, outcome: Outcome) {
+        self.ended = Some(outcome);
+        self.question = None;
+        self.approval = None;
+        self.confirm_quit = false;
+        self.paused = false;
     }
 
     fn close_approval(&mut self, call_id: &str) {

@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::keys::KeyHint;
 use super::text::{Tone, style_of};
-use crate::protocol::{Actor, Route};
+use crate::protocol::{Actor, Event, Route, Stamped};
 
 /// Tokens and money of one model.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,6 +50,48 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// The clock follows the events' stamps and never runs back; which route is in control
+    /// changes here, so later costs are booked to it (see [`Ledger`]).
+    pub fn apply(&mut self, stamped: &Stamped) {
+        self.elapsed_ms = self.elapsed_ms.max(stamped.t_ms);
+        match &stamped.event {
+            Event::CostIncurred {
+                actor,
+                model,
+                input_tokens,
+                output_tokens,
+                usd,
+                estimated,
+            } => self.add_cost(
+                *actor,
+                model,
+                input_tokens + output_tokens,
+                *usd,
+                *estimated,
+            ),
+            Event::Escalated { route, shadow, .. } => self.count_escalation(*route, *shadow),
+            Event::OperatorAnswered {
+                deferred_to_senior, ..
+            } => self.route_now = deferred_to_senior.then_some(Route::Senior),
+            Event::SeniorTookOver { .. } => self.route_now = Some(Route::Senior),
+            Event::SeniorReturned { .. } => self.route_now = None,
+            _ => {}
+        }
+    }
+
+    /// A shadow escalation is only counted; a real one also hands control to its route.
+    fn count_escalation(&mut self, route: Route, shadow: bool) {
+        if shadow {
+            self.escalations_shadow += 1;
+        } else {
+            match route {
+                Route::Senior => self.escalations_senior += 1,
+                Route::Operator => self.escalations_operator += 1,
+            }
+            self.route_now = Some(route);
+        }
+    }
+
     /// Books one request's tokens and money to its model and to the route in control.
     pub fn add_cost(&mut self, actor: Actor, model: &str, tokens: u64, usd: f64, estimated: bool) {
         let i = match self.models.iter().position(|m| m.model == model) {

@@ -6,7 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
 use super::text::{Tone, ellipsize, style_of};
-use crate::protocol::Actor;
+use crate::protocol::{Actor, Event};
 
 /// One step as far as it is known.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +31,40 @@ impl Steps {
     /// Forgets the session's steps (a new session or a replay seek).
     pub fn clear(&mut self) {
         self.rows.clear();
+    }
+
+    /// A row fills in as its step's events arrive; a tool call or end of a step whose start
+    /// was not seen (a log cut mid-step) still gets its row.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::StepStarted { step, actor, .. } => self.start(*step, *actor),
+            Event::ToolCalled {
+                step, actor, name, ..
+            } => self.row_mut(*step, *actor).tool = Some(name.clone()),
+            Event::StepEnded {
+                step,
+                actor,
+                tool,
+                ok,
+                belief,
+                ..
+            } => {
+                let row = self.row_mut(*step, *actor);
+                // A step the senior took over ends as the senior's.
+                row.actor = *actor;
+                row.ok = Some(*ok);
+                row.belief = Some(*belief);
+                if tool.is_some() {
+                    row.tool = tool.clone();
+                }
+            }
+            Event::Escalated { step, .. } => {
+                if let Some(row) = self.rows.iter_mut().rev().find(|r| r.step == *step) {
+                    row.escalated = true;
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A step starts; its result and belief are filled in when it ends.

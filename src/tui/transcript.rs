@@ -11,8 +11,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use super::keys::{KeyHint, KeyOutcome, hint, is_char};
+use super::notes::note_of;
 use super::text::{MAX_LINE_WIDTH, TLine, Tone, display_width, ellipsize, surprise_bucket};
-use crate::protocol::Actor;
+use crate::protocol::{Actor, Event};
 
 /// Lines of tool output shown when tool calls are expanded.
 const TOOL_OUTPUT_LINES: usize = 12;
@@ -80,6 +81,60 @@ impl Transcript {
         self.entries.clear();
         self.speaking = None;
         self.scroll_back = 0;
+    }
+
+    /// Everything the transcript shows arrives here, so a live session and a replayed log
+    /// read the same; tool calls are filled in by call id as their fate is known, and the
+    /// wording of the one-line notes lives in `notes.rs`.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::Token {
+                actor,
+                text,
+                logprob,
+                ..
+            } => self.push_token(*actor, text, *logprob),
+            Event::ToolCalled {
+                step,
+                actor,
+                call_id,
+                name,
+                arguments,
+            } => self.push_tool(ToolEntry {
+                step: *step,
+                actor: *actor,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                arguments: serde_json::to_string(arguments).unwrap_or_default(),
+                approval: None,
+                result: None,
+            }),
+            Event::ApprovalDecided {
+                call_id,
+                approved,
+                by,
+                ..
+            } => {
+                if let Some(t) = self.tool_mut(call_id) {
+                    t.approval = Some((*approved, by.clone()));
+                }
+            }
+            Event::ToolResulted {
+                call_id,
+                ok,
+                output,
+                ..
+            } => {
+                if let Some(t) = self.tool_mut(call_id) {
+                    t.result = Some((*ok, output.clone()));
+                }
+            }
+            _ => {
+                if let Some(line) = note_of(event) {
+                    self.push_note(line);
+                }
+            }
+        }
     }
 
     /// Appends one streamed token of `actor`.
