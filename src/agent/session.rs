@@ -14,27 +14,25 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use crate::competence::{Exploration, Gate, StepFacts, Verdict};
-use crate::config::{Config, HandoffMode, QuestionWriter, RouteMode};
+use crate::competence::{Exploration, Gate, Verdict};
+use crate::config::Config;
 use crate::llm::Client;
-use crate::llm::types::{ChatRequest, Message, ToolCall, ToolSpec};
+use crate::llm::types::{ChatRequest, Message};
 use crate::protocol::{
-    Actor, AskCounts, Command, EscalationReason, Event, Outcome, Route, SignalKind,
+    Actor, AskCounts, Command, EscalationReason, Event, Outcome,
 };
 use crate::repo::Repo;
-use crate::router::{self, Question};
 
-use super::context::{CheckFacts, HandoffFacts, HandoffLedger, handoff_note};
+use super::context::HandoffLedger;
 use super::emitter::Emitter;
-use super::handoff::{self, OperatorReply, Triage};
 use super::history::ContextFit;
-use super::inbox::{Control, Inbox, Intent, Waiting};
+use super::inbox::{Inbox, Intent, Waiting};
 use super::prompts::Prompts;
-use super::reply::{self, Repairs};
-use super::step::{self, Acted, StepEnv};
+use super::reply::Repairs;
+use super::step::{self, StepEnv};
 use super::tools::{self, Workspace};
-use super::turn::{self, Flow, StreamedToken, TokenLimit, TokenObserver, TurnEnd};
-use crate::competence::repeats::{self, Move, Progress};
+use super::turn::{self, TokenLimit, TurnEnd};
+use crate::competence::repeats::{self, Progress};
 use crate::judge::SessionJudge;
 
 mod check_message;
@@ -45,7 +43,7 @@ mod escalation;
 mod observers;
 mod tool_step;
 
-use code_step::{CodeSession, Seat};
+use code_step::CodeSession;
 
 use observers::{JuniorJudging, SeniorTokens};
 

@@ -4,13 +4,17 @@
 //! returns a [`CodeOutcome`]. Nothing here runs the check or decides what comes next; that
 //! is [`super::code_step`]'s second half.
 
+use super::check_message::check_tail;
 use super::code_step::CodeOutcome;
-use super::*;
+use super::{After, Next, Session};
+use crate::agent::handoff::OperatorReply;
+use crate::agent::step::Acted;
+use crate::agent::{step, tools};
 use crate::code::place::{self, PlaceError, Placed};
 use crate::code::reply::{self as code_reply, Request};
-use crate::llm::types::FunctionCall;
-
-use super::check_message::check_tail;
+use crate::competence::StepFacts;
+use crate::llm::types::{FunctionCall, ToolCall};
+use crate::protocol::{Actor, EscalationReason, Outcome};
 
 /// What a reply comes to before anything runs.
 pub(super) enum CodeMove {

@@ -22,16 +22,18 @@
 //! out ([`super::code_moves`]), the check judges the tree ([`Session::check_code`]), and
 //! [`Session::conclude_code`] decides what comes next from the [`CodeOutcome`] alone.
 
-use super::code_moves::CodeMove;
-use super::*;
-use crate::competence::facts::parse_test_counts;
-use crate::competence::repeats::Repeat;
-use crate::config::Retry;
-use crate::protocol::StepFacts;
-
-use step::CheckResult;
-
 use super::check_message::failure_message;
+use super::code_moves::CodeMove;
+use super::{After, Next, Session};
+use crate::agent::{reply, step, tools};
+use crate::competence::Verdict;
+use crate::competence::facts::parse_test_counts;
+use crate::competence::repeats::{Move, Repeat};
+use crate::config::Retry;
+use crate::llm::Client;
+use crate::llm::types::Message;
+use crate::protocol::{Actor, EscalationReason, Outcome, SignalKind, StepFacts};
+use step::CheckResult;
 
 /// The `code` protocol's part of the session state.
 #[derive(Debug, Default)]

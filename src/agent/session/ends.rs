@@ -1,7 +1,9 @@
 //! How a step and a session end: the step's facts reach the judge and the gate, and the
 //! session's end is logged with the fold's own accounting.
 
-use super::*;
+use super::{Session, SessionEnd, shadow_escalation};
+use crate::competence::{StepFacts, Verdict};
+use crate::protocol::{Actor, AskCounts, EscalationReason, Event, Outcome, SignalKind};
 
 impl Session<'_> {
     /// Adds the step evidence (junior steps only), logs the step end, and asks the gate.

@@ -2,7 +2,18 @@
 //! junior's own question, the senior's turn and return. Methods of the loop's
 //! [`Session`], kept apart so the loop itself reads as a loop.
 
-use super::*;
+use super::code_step::Seat;
+use super::{Next, Session, code_brief, shadow_escalation};
+use crate::agent::context::{CheckFacts, HandoffFacts, HandoffLedger, handoff_note};
+use crate::agent::handoff::{OperatorReply, Triage};
+use crate::agent::{handoff, step};
+use crate::competence::Verdict;
+use crate::competence::repeats::Progress;
+use crate::config::{HandoffMode, QuestionWriter, RouteMode};
+use crate::llm::types::{Message, ToolSpec};
+use crate::protocol::{Actor, EscalationReason, Event, Outcome, Route};
+use crate::router;
+use crate::router::Question;
 
 impl Session<'_> {
     /// No progress: the junior hands off with reason `stuck`; with no route left (the

@@ -1,7 +1,12 @@
 //! What watches each token of a turn: the judge over the junior's stream (it may cut the
 //! stream), and a plain counter over the senior's.
 
-use super::*;
+use crate::agent::emitter::Emitter;
+use crate::agent::inbox::Control;
+use crate::agent::turn::{Flow, StreamedToken, TokenObserver};
+use crate::competence::{Gate, Verdict};
+use crate::judge::SessionJudge;
+use crate::protocol::{Actor, EscalationReason, Event};
 
 /// The judge watching the junior's stream: every token is evidence, and the gate may cut.
 pub(super) struct JuniorJudging<'s> {
