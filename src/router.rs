@@ -144,6 +144,12 @@ fn fallback_question(task: &str) -> Question {
     }
 }
 
+/// Whether a writer's reply holds a decision [`decide`] can read; the session logs the
+/// ones that do not, so an unreadable reply is evidence in the log, not a silent fallback.
+pub fn readable(reply: &str) -> bool {
+    parse_reply(reply).is_some()
+}
+
 /// Finds the first JSON object in a model reply (bare, fenced, or inside prose).
 fn parse_reply(text: &str) -> Option<TriageReply> {
     let start = text.find('{')?;

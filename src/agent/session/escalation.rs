@@ -188,7 +188,12 @@ impl Session<'_> {
                     QuestionWriter::Junior => (self.junior, Actor::Junior),
                 };
                 match handoff::triage(&self.emitter, &mut self.inbox, writer, prompt, &note).await {
-                    Triage::Reply(reply) => reply,
+                    Triage::Reply(reply) => {
+                        if let Some(text) = reply.as_deref().filter(|t| !router::readable(t)) {
+                            self.emitter.emit(unreadable_reply(text)).await;
+                        }
+                        reply
+                    }
                     Triage::Quit => return Next::End(Outcome::Aborted),
                 }
             } else {
@@ -356,5 +361,19 @@ impl Session<'_> {
     pub(super) async fn force_ignored(&self) {
         let message = "escalation not forced: the senior is already in charge".to_string();
         self.warn("force_ignored", message).await;
+    }
+}
+
+/// The warning for a question writer's reply that holds no readable decision: the reply's
+/// start, so a log shows why the fallback question (or the senior) was used.
+fn unreadable_reply(text: &str) -> Event {
+    const SHOWN: usize = 600;
+    let mut shown: String = text.chars().take(SHOWN).collect();
+    if text.chars().count() > SHOWN {
+        shown.push('…');
+    }
+    Event::Warning {
+        kind: "writer_reply_unreadable".into(),
+        message: format!("the question writer's reply held no readable JSON decision: {shown}"),
     }
 }
