@@ -144,11 +144,46 @@ fn fallback_question(task: &str) -> Question {
     }
 }
 
-/// Finds the first JSON object in a model reply (bare, fenced, or inside prose).
+/// Whether a writer's reply holds a decision [`decide`] can read; the session logs the
+/// ones that do not, so an unreadable reply is evidence in the log, not a silent fallback.
+pub fn readable(reply: &str) -> bool {
+    parse_reply(reply).is_some()
+}
+
+/// Finds the first JSON object in a model reply that reads as a decision (bare, fenced,
+/// or inside prose; a brace of code or prose before it is skipped). When none parses, the
+/// decision's fields are read one by one (a small writer's object often breaks after its
+/// question, e.g. an options list left unclosed).
 fn parse_reply(text: &str) -> Option<TriageReply> {
-    let start = text.find('{')?;
-    let end = crate::llm::textcall::object_end(text, start)?;
-    serde_json::from_str(&text[start..end]).ok()
+    text.match_indices('{')
+        .find_map(|(start, _)| {
+            let end = crate::llm::textcall::object_end(text, start)?;
+            serde_json::from_str(&text[start..end]).ok()
+        })
+        .or_else(|| salvage(text))
+}
+
+/// The decision's string fields, each the first `"key": "value"` in `text` whose value is
+/// a whole JSON string; `None` without a route. Options are not salvaged.
+fn salvage(text: &str) -> Option<TriageReply> {
+    let field = |key: &str| -> Option<String> {
+        let pattern = format!("\"{key}\"");
+        text.match_indices(&pattern).find_map(|(at, _)| {
+            let rest = text[at + pattern.len()..].trim_start().strip_prefix(':')?;
+            serde_json::Deserializer::from_str(rest.trim_start())
+                .into_iter::<String>()
+                .next()?
+                .ok()
+        })
+    };
+    Some(TriageReply {
+        route: field("route")?,
+        question: field("question").unwrap_or_default(),
+        options: Vec::new(),
+        default_assumption: field("default_assumption").unwrap_or_default(),
+        topic: field("topic").unwrap_or_default(),
+        reason: field("reason").unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]
@@ -175,6 +210,34 @@ mod tests {
                 reason: "format unstated {x}".into(),
             }
         );
+    }
+
+    #[test]
+    fn a_brace_before_the_decision_is_skipped() {
+        let reply = "Code like `d = {1: 2}` aside, my answer:\n{\"route\": \"operator\", \
+                     \"question\": \"Should f count from 1?\"}";
+        let d = decide(RouteMode::Triage, Some(reply), "t");
+        assert_eq!(d.route, Route::Operator);
+        assert_eq!(
+            d.question.map(|q| q.text),
+            Some("Should f count from 1?".to_string())
+        );
+        assert!(readable(reply));
+        assert!(!readable("```python\ndef f(n):\n    return {}\n```"));
+    }
+
+    #[test]
+    fn a_broken_object_still_gives_its_question() {
+        // A 0.5B writer's reply, cut short: the options list is never closed.
+        let reply = r#"{"route": "operator", "topic": "factorial", "question": "Does i start from 1?", "options": ["yes", "default_assumption": "yes"#;
+        assert!(readable(reply));
+        let d = decide(RouteMode::Operator, Some(reply), "t");
+        let q = d.question.expect("a question");
+        assert_eq!(q.text, "Does i start from 1?");
+        assert_eq!(q.topic.as_deref(), Some("factorial"));
+        assert!(q.options.is_empty());
+        // Without a route there is no decision to salvage.
+        assert!(!readable(r#"{"question": "Does i start from 1?", "#));
     }
 
     #[test]

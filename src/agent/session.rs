@@ -157,7 +157,7 @@ pub async fn run(
     let start_checkpoint = step::checkpoint(&env, 0);
     // Under the `code` protocol the first message carries the files the task is about.
     let (opening, code) = if config.junior.tool_protocol.writes_code() {
-        let brief = code_brief(&workspace, &config, &config.junior, &task);
+        let brief = code_brief(&workspace, &config, &config.junior, &task, true);
         let code = CodeSession {
             targets: brief.targets,
             ..CodeSession::default()
@@ -268,6 +268,8 @@ fn code_brief(
     config: &Config,
     reader: &crate::config::ModelConfig,
     task: &str,
+    // False for the question writer: it reads the files but must not be told to write code.
+    asks_for_code: bool,
 ) -> crate::code::brief::Brief {
     let paths = tools::files::repo_files(workspace, 2000);
     let protected = |p: &str| workspace.protected().contains(std::path::Path::new(p));
@@ -281,7 +283,7 @@ fn code_brief(
         protected: &protected,
         show_tests: config.agent.show_tests,
         budget_bytes,
-        writes_code: reader.tool_protocol.writes_code(),
+        writes_code: asks_for_code && reader.tool_protocol.writes_code(),
         invite_questions: config.policy.junior_may_ask,
     };
     let read = |p: &str| tools::files::text_of(workspace, p);

@@ -72,6 +72,10 @@ enum Action {
     /// false rejects.
     Matcher {
         labels: PathBuf,
+        /// Score the LLM judge (the config's senior endpoint, as `eval --llm-judge` uses)
+        /// instead of the phrases.
+        #[arg(long)]
+        llm_judge: bool,
         #[command(flatten)]
         json: JsonArg,
     },
@@ -201,9 +205,26 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
             return Ok(Exit::Success);
         }
         Some(Action::Blockers(action)) => return blockers(action),
-        Some(Action::Matcher { labels, json }) => {
+        Some(Action::Matcher {
+            labels,
+            llm_judge,
+            json,
+        }) => {
             let sample = crate::eval::matcher::read(&labels).map_err(bad_input)?;
-            let a = crate::eval::matcher::agreement(&sample);
+            let a = if llm_judge {
+                let config = globals.load()?;
+                let client = crate::llm::Client::new(&config.senior).map_err(bad_input)?;
+                let a = runtime()?.block_on(crate::eval::matcher::llm_agreement(&client, &sample));
+                if a.unjudged > 0 {
+                    eprintln!(
+                        "warning: the judge's endpoint failed on {} question(s); they count as refused",
+                        a.unjudged
+                    );
+                }
+                a
+            } else {
+                crate::eval::matcher::agreement(&sample)
+            };
             emit(json.json, Shape::Document, &a, || {
                 crate::eval::matcher::to_text(&a)
             })?;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::operator::{match_phrases, screen};
+use super::operator::{ask_llm, match_phrases, screen};
 use super::suite::Blocker;
 
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +65,14 @@ pub struct Agreement {
     pub false_accepts: Vec<String>,
     /// The matcher refused; the label says the question targets the blocker.
     pub false_rejects: Vec<String>,
+    /// Questions an LLM judge could not judge (its endpoint failed); counted as refused,
+    /// and said, so an outage is not mistaken for a strict judge.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unjudged: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Agreement {
@@ -106,13 +114,44 @@ pub fn accepts(blocker: &Blocker, question: &str) -> bool {
 
 /// The default matcher's verdict on every labelled question.
 pub fn agreement(sample: &[Labelled]) -> Agreement {
+    let verdicts: Vec<bool> = sample
+        .iter()
+        .map(|l| accepts(&l.blocker, &l.question))
+        .collect();
+    tally(sample, &verdicts)
+}
+
+/// The LLM judge's verdict (`eval --llm-judge`, after the same screen) on every labelled
+/// question, one call each.
+pub async fn llm_agreement(client: &crate::llm::Client, sample: &[Labelled]) -> Agreement {
+    let mut verdicts = Vec::with_capacity(sample.len());
+    let mut unjudged = 0;
+    for l in sample {
+        let said = match screen(&l.question) {
+            Err(_) => false,
+            Ok(_) => match ask_llm(client, std::slice::from_ref(&l.blocker), &l.question).await {
+                Some(id) => id == l.blocker.id,
+                None => {
+                    unjudged += 1;
+                    false
+                }
+            },
+        };
+        verdicts.push(said);
+    }
+    Agreement {
+        unjudged,
+        ..tally(sample, &verdicts)
+    }
+}
+
+fn tally(sample: &[Labelled], verdicts: &[bool]) -> Agreement {
     let mut out = Agreement {
         questions: sample.len(),
         ..Agreement::default()
     };
-    for l in sample {
+    for (l, &said) in sample.iter().zip(verdicts) {
         out.positives += usize::from(l.targets);
-        let said = accepts(&l.blocker, &l.question);
         let shown = format!(
             "{}: {}",
             l.task,

@@ -176,7 +176,11 @@ impl Judge {
 
 /// The id the model named; `Some("")` when it named none (a verdict, not a failure);
 /// `None` when the endpoint failed, so the caller can fall back to the phrases.
-async fn ask_llm(client: &Client, blockers: &[Blocker], question: &str) -> Option<String> {
+pub(crate) async fn ask_llm(
+    client: &Client,
+    blockers: &[Blocker],
+    question: &str,
+) -> Option<String> {
     let list: String = blockers
         .iter()
         .map(|b| format!("- {}: {}\n", b.id, b.description))

@@ -17,3 +17,4 @@ mod protect;
 mod protocol;
 mod sandbox_denial;
 mod step_schedule;
+mod writer_reply;

@@ -6,6 +6,7 @@ mod fake;
 mod hidden;
 mod humaneval;
 mod judge;
+mod matcher;
 mod real_corpus;
 mod runs;
 mod schedule;

@@ -110,7 +110,15 @@ impl Session<'_> {
     /// check, and the task with its files as they stand now, in the shape of the first
     /// message of the reader's protocol. Never the junior's replies or calls. With it, the
     /// files the note shows for editing (where a senior's block without a path goes).
-    pub(super) fn note(&self, reason: &str, restarted: bool) -> (String, Vec<String>) {
+    /// `for_writer` builds it for the question writer: the files are shown without the
+    /// brief's request for code (a code-writing 1.5B told to "complete the code" did so
+    /// instead of writing the question).
+    pub(super) fn note(
+        &self,
+        reason: &str,
+        restarted: bool,
+        for_writer: bool,
+    ) -> (String, Vec<String>) {
         let why = self.watch.why();
         // What the junior tried: the start against its last tree (kept by a restart).
         let tried = self.tried.as_ref().or(self.last_checkpoint.as_ref());
@@ -130,7 +138,13 @@ impl Session<'_> {
             output_tail: &r.output_tail,
         });
         let config = self.config();
-        let brief = code_brief(self.env.workspace, config, &config.senior, self.task);
+        let brief = code_brief(
+            self.env.workspace,
+            config,
+            &config.senior,
+            self.task,
+            !for_writer,
+        );
         let note = handoff_note(
             &self.prompts.handoff,
             &HandoffFacts {
@@ -187,8 +201,10 @@ impl Session<'_> {
             router::decide(RouteMode::Senior, None, self.task)
         } else {
             let reply = if router::needs_triage_call(mode) {
-                // Triage reads the note the senior would get; built only when asked for.
-                let (note, _) = self.note(&words, false);
+                // Triage reads the note the senior would get, less its request for code;
+                // built only when asked for.
+                let (note, _) = self.note(&words, false, true);
+                let note = format!("{note}\n\n{WRITER_CLOSING}");
                 let prompt = if at_start {
                     &self.prompts.ask_first
                 } else {
@@ -199,7 +215,12 @@ impl Session<'_> {
                     QuestionWriter::Junior => (self.junior, Actor::Junior),
                 };
                 match handoff::triage(&self.emitter, &mut self.inbox, writer, prompt, &note).await {
-                    Triage::Reply(reply) => reply,
+                    Triage::Reply(reply) => {
+                        if let Some(text) = reply.as_deref().filter(|t| !router::readable(t)) {
+                            self.emitter.emit(unreadable_reply(text)).await;
+                        }
+                        reply
+                    }
                     Triage::Quit => return Next::End(Outcome::Aborted),
                 }
             } else {
@@ -282,7 +303,7 @@ impl Session<'_> {
             self.start_over().await;
         }
         let restarted = restart && self.tried.is_some();
-        let (note, targets) = self.note(reason, restarted);
+        let (note, targets) = self.note(reason, restarted, false);
         let system = if restart {
             self.prompts.restart.clone()
         } else {
@@ -367,5 +388,24 @@ impl Session<'_> {
     pub(super) async fn force_ignored(&self) {
         let message = "escalation not forced: the senior is already in charge".to_string();
         self.warn("force_ignored", message).await;
+    }
+}
+
+/// The last line of the question writer's note: small code models follow the last
+/// instruction they read, and the note before it is mostly code.
+const WRITER_CLOSING: &str = "Do not write or fix any code. Reply with the one JSON object \
+                              your instructions describe, and nothing else.";
+
+/// The warning for a question writer's reply that holds no readable decision: the reply's
+/// start, so a log shows why the fallback question (or the senior) was used.
+fn unreadable_reply(text: &str) -> Event {
+    const SHOWN: usize = 600;
+    let mut shown: String = text.chars().take(SHOWN).collect();
+    if text.chars().count() > SHOWN {
+        shown.push('…');
+    }
+    Event::Warning {
+        kind: "writer_reply_unreadable".into(),
+        message: format!("the question writer's reply held no readable JSON decision: {shown}"),
     }
 }
