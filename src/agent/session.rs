@@ -18,9 +18,7 @@ use crate::competence::{Exploration, Gate, Verdict};
 use crate::config::Config;
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message};
-use crate::protocol::{
-    Actor, AskCounts, Command, EscalationReason, Event, Outcome,
-};
+use crate::protocol::{Actor, AskCounts, Command, EscalationReason, Event, Outcome};
 use crate::repo::Repo;
 
 use super::context::HandoffLedger;
