@@ -12,8 +12,6 @@
 //!
 //! Nothing is fitted, so every failing labelled session counts.
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 use super::suite::Suite;
@@ -34,29 +32,12 @@ pub struct MissingDetail {
     pub scores: Discrimination,
 }
 
-/// The suite task a logged session ran: by its task text, else by the log file's stem
-/// (eval names each log after its task id).
-fn task_of<'a>(suite: &'a Suite, session: &LoggedSession) -> Option<&'a super::suite::Task> {
-    let stem = |p: &PathBuf| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().replace(".gz", "").replace(".jsonl", ""))
-    };
-    suite
-        .tasks
-        .iter()
-        .find(|t| !session.task.trim().is_empty() && t.text.trim() == session.task.trim())
-        .or_else(|| {
-            let stem = stem(&session.source)?;
-            suite.tasks.iter().find(|t| t.id == stem)
-        })
-}
-
 /// The discrimination of every summary between the two kinds of failure.
 pub fn missing_detail(suite: &Suite, sessions: &[LoggedSession]) -> MissingDetail {
     let mut kept: Vec<(&str, crate::competence::Trajectory)> = Vec::new();
     let (mut blocked, mut untouched, mut skipped) = (0, 0, 0);
     for s in sessions {
-        let Some(task) = task_of(suite, s) else {
+        let Some(task) = suite.task_of_log(Some(&s.task), &s.source) else {
             skipped += 1;
             continue;
         };
@@ -128,6 +109,7 @@ mod tests {
     use crate::competence::{TokenSignals, Trajectory};
     use crate::eval::suite::{Blocker, Budget, Task};
     use crate::protocol::StepFacts;
+    use std::path::PathBuf;
 
     fn task(id: &str, blocked: bool) -> Task {
         Task {

@@ -322,16 +322,7 @@ pub fn load_sessions(
             Event::SessionStarted { task, .. } => Some(task.clone()),
             _ => None,
         });
-        let stem = file
-            .file_name()
-            .map(|n| n.to_string_lossy().replace(".gz", "").replace(".jsonl", ""))
-            .unwrap_or_default();
-        let Some(task) = suite
-            .tasks
-            .iter()
-            .find(|t| text.as_deref().is_some_and(|x| x.trim() == t.text.trim()))
-            .or_else(|| suite.tasks.iter().find(|t| t.id == stem))
-        else {
+        let Some(task) = suite.task_of_log(text.as_deref(), file) else {
             warnings.push(format!("{}: no task of the suite", file.display()));
             continue;
         };

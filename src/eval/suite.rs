@@ -114,6 +114,23 @@ pub struct Suite {
 }
 
 impl Suite {
+    /// The task a session log ran: by the task text its `session_started` holds, else by
+    /// the log file's stem (eval names each log after its task id).
+    pub fn task_of_log(&self, text: Option<&str>, log: &Path) -> Option<&Task> {
+        let text = text.map(str::trim).filter(|t| !t.is_empty());
+        let stem = log
+            .file_name()
+            .map(|n| n.to_string_lossy().replace(".gz", "").replace(".jsonl", ""));
+        self.tasks
+            .iter()
+            .find(|t| text.is_some_and(|x| x == t.text.trim()))
+            .or_else(|| {
+                self.tasks
+                    .iter()
+                    .find(|t| stem.as_deref() == Some(t.id.as_str()))
+            })
+    }
+
     /// Reads every `*.toml` in `dir` (not recursively; `suite.toml` is reserved for notes).
     pub fn load(dir: &Path) -> Result<Suite, SuiteError> {
         let read = |cause| SuiteError::Read {

@@ -91,7 +91,7 @@ fn paths(line: &str, cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// `path` with `.` and `..` resolved by name (the file may not exist).
-fn normalise(path: &Path) -> PathBuf {
+pub(super) fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

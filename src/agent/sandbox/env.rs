@@ -7,7 +7,9 @@
 //! in `agent.env_pass`.
 
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use super::denial::normalise;
 
 /// Variables every command keeps when they are set.
 pub const ALLOWED: &[&str] = &[
@@ -145,26 +147,11 @@ pub fn writable_outputs(
             if !OUTPUT_DIRS.iter().any(|n| k == n) {
                 return true;
             }
-            let dir = lexical(&cwd.join(v));
-            writable.iter().any(|w| dir.starts_with(lexical(w)))
+            // By name: a symlink at worst drops a variable the sandbox would refuse anyway.
+            let dir = normalise(&cwd.join(v));
+            writable.iter().any(|w| dir.starts_with(normalise(w)))
         })
         .collect()
-}
-
-/// `path` with `.` and `..` resolved by name; enough here, where a symlink at worst drops a
-/// variable the sandbox would have refused anyway.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

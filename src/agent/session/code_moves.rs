@@ -163,15 +163,7 @@ impl Session<'_> {
             FINISH_NAME,
             serde_json::json!({"summary": summary}),
         );
-        let _ = step::act(
-            &self.env,
-            &self.emitter,
-            &mut self.inbox,
-            self.step,
-            actor,
-            &call,
-        )
-        .await;
+        let _ = self.act_call(actor, &call).await;
         let tree = self.last_checkpoint.clone();
         CodeOutcome {
             after: After::End(Outcome::Unlabelled),
@@ -185,15 +177,7 @@ impl Session<'_> {
         self.repairs.usable();
         let question_json = serde_json::json!({"question": question});
         let call = synthetic(self.step, tools::ASK_OPERATOR, question_json);
-        let _ = step::act(
-            &self.env,
-            &self.emitter,
-            &mut self.inbox,
-            self.step,
-            actor,
-            &call,
-        )
-        .await;
+        let _ = self.act_call(actor, &call).await;
         let (ok, output, after) = match self.self_ask(question, Vec::new()).await {
             OperatorReply::Answer(a) => (true, a, After::Continue),
             OperatorReply::Defer => (
@@ -287,12 +271,9 @@ impl Session<'_> {
     }
 
     /// Runs a call the reply came to; `Err` when the session must stop or hand off first.
-    async fn act_synthetic(
-        &mut self,
-        actor: Actor,
-        call: &ToolCall,
-    ) -> Result<(bool, String, StepFacts), Next> {
-        let acted = step::act(
+    /// Carries out `call` as this step's tool call (logged, approved, run).
+    async fn act_call(&mut self, actor: Actor, call: &ToolCall) -> Acted {
+        step::act(
             &self.env,
             &self.emitter,
             &mut self.inbox,
@@ -300,7 +281,15 @@ impl Session<'_> {
             actor,
             call,
         )
-        .await;
+        .await
+    }
+
+    async fn act_synthetic(
+        &mut self,
+        actor: Actor,
+        call: &ToolCall,
+    ) -> Result<(bool, String, StepFacts), Next> {
+        let acted = self.act_call(actor, call).await;
         match acted {
             Acted::Ran {
                 ok,
