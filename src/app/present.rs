@@ -3,7 +3,7 @@
 
 use crate::analysis::replay::Rescoring;
 use crate::protocol::visible::{visible, visible_lines};
-use crate::protocol::{Actor, Event, Outcome, Route, Stamped};
+use crate::protocol::{Actor, Event, Outcome, Route, Stamped, protected_touched};
 
 fn actor(a: Actor) -> &'static str {
     a.name()
@@ -106,29 +106,6 @@ fn summary_words(summary: &super::headless::Summary) -> String {
         let _ = writeln!(out, "undo         {}", c.undo_command);
     }
     out
-}
-
-/// The one line of a `protected_touched` event: which protected files the step tried to
-/// change, and what became of each.
-fn protected_line(
-    step: u32,
-    refused: &[String],
-    restored: &[String],
-    unrestored: &[String],
-    git: &[String],
-) -> String {
-    let mut parts = Vec::new();
-    for (what, paths) in [
-        ("refused", refused),
-        ("restored", restored),
-        ("NOT restored", unrestored),
-        ("git metadata", git),
-    ] {
-        if !paths.is_empty() {
-            parts.push(format!("{what} {}", paths.join(", ")));
-        }
-    }
-    format!("step {step} touched protected files: {}", parts.join("; "))
 }
 
 /// `None` for events too fine-grained to print one line each (tokens, beliefs, costs).
@@ -278,7 +255,7 @@ fn event_words(e: &Event) -> Option<String> {
             restored,
             unrestored,
             git,
-        } => protected_line(*step, refused, restored, unrestored, git),
+        } => protected_touched(*step, refused, restored, unrestored, git),
         Event::Warning { kind, message } => format!("warning ({kind}): {message}"),
         Event::SessionEnded {
             outcome,

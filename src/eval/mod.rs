@@ -190,16 +190,20 @@ pub async fn run_suite(
 }
 
 /// Reads the `results.json` of several shard outputs and writes the merged report to
-/// `out` (see [`EvalReport::merge`]).
+/// `out` (see [`EvalReport::merge`]). A directory may hold `results.json.gz` instead, as
+/// the committed corpora under `data/real/` do, so their tables regenerate from the files
+/// in the repository.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
     let mut parts = Vec::new();
     for dir in dirs {
-        let path = if dir.is_dir() {
-            dir.join("results.json")
-        } else {
-            dir.clone()
+        let path = match dir.is_dir() {
+            true if !dir.join("results.json").exists() && dir.join("results.json.gz").exists() => {
+                dir.join("results.json.gz")
+            }
+            true => dir.join("results.json"),
+            false => dir.clone(),
         };
-        let text = std::fs::read_to_string(&path).map_err(|cause| EvalError::Read {
+        let text = read_text(&path).map_err(|cause| EvalError::Read {
             path: path.clone(),
             cause,
         })?;
@@ -212,6 +216,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
     let report = EvalReport::merge(parts);
     write_outputs(&report, out)?;
     Ok(report)
+}
+
+/// A file's text, gunzipped when its name ends in `.gz`.
+fn read_text(path: &Path) -> std::io::Result<String> {
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut text = String::new();
+        let file = std::fs::File::open(path)?;
+        std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(file), &mut text)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path)
+    }
 }
 
 /// Writes `results.json`, `report.txt` and the plots.

@@ -390,4 +390,30 @@ mod tests {
         assert_eq!(merged.policies, whole.policies);
         assert_eq!(merged.gap, whole.gap);
     }
+
+    /// The committed corpora keep `results.json.gz`: `eval merge` reads a shard directory
+    /// holding either, and the merged runs are every shard's.
+    #[test]
+    fn merge_reads_shard_directories_with_plain_or_gzipped_results() {
+        use std::io::Write;
+        let all = [
+            run("junior-only", "a", false, 1.0, &[]),
+            run("junior-only", "b", true, 1.0, &[]),
+        ];
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (plain, zipped) = (tmp.path().join("s0"), tmp.path().join("s1"));
+        std::fs::create_dir_all(&plain).expect("dir");
+        std::fs::create_dir_all(&zipped).expect("dir");
+        let first = EvalReport::new("s", "0/2", 0, all[..1].to_vec());
+        let second = EvalReport::new("s", "1/2", 0, all[1..].to_vec());
+        let json = |r: &EvalReport| serde_json::to_string(r).expect("json");
+        std::fs::write(plain.join("results.json"), json(&first)).expect("write");
+        let file = std::fs::File::create(zipped.join("results.json.gz")).expect("create");
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+        gz.write_all(json(&second).as_bytes()).expect("gzip");
+        gz.finish().expect("gzip");
+        let merged = crate::eval::merge(&[plain, zipped], &tmp.path().join("out")).expect("merge");
+        assert_eq!(merged.runs.len(), 2);
+        assert_eq!(merged.policies[0].passed, 1);
+    }
 }

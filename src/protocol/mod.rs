@@ -17,3 +17,4 @@ mod words;
 
 pub use event::*;
 pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
+pub use words::protected_touched;

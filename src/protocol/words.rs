@@ -74,6 +74,29 @@ macro_rules! display_by_name {
 
 display_by_name!(Actor, Route, Outcome, EscalationReason);
 
+/// What a `protected_touched` event says, in the words every front end prints: the step,
+/// then each non-empty group of paths (refused, restored, NOT restored, git metadata).
+pub fn protected_touched(
+    step: u32,
+    refused: &[String],
+    restored: &[String],
+    unrestored: &[String],
+    git: &[String],
+) -> String {
+    let mut parts = Vec::new();
+    for (what, paths) in [
+        ("refused", refused),
+        ("restored", restored),
+        ("NOT restored", unrestored),
+        ("git metadata", git),
+    ] {
+        if !paths.is_empty() {
+            parts.push(format!("{what} {}", paths.join(", ")));
+        }
+    }
+    format!("step {step} touched protected files: {}", parts.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +136,15 @@ mod tests {
             assert_eq!(e.to_string(), wire(e));
             assert!(!e.explain().is_empty());
         }
+    }
+
+    #[test]
+    fn protected_touched_names_only_the_groups_that_hold_paths() {
+        let s = |v: &[&str]| v.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        let line = protected_touched(3, &s(&["tests/a.py"]), &[], &s(&["b.py", "c.py"]), &[]);
+        assert_eq!(
+            line,
+            "step 3 touched protected files: refused tests/a.py; NOT restored b.py, c.py"
+        );
     }
 }

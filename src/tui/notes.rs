@@ -4,7 +4,7 @@
 //! the wording of each note is here, in one place.
 
 use super::text::{TLine, Tone};
-use crate::protocol::{Actor, Event, Outcome};
+use crate::protocol::{Actor, Event, Outcome, protected_touched};
 
 /// The note `event` leaves in the transcript, if it leaves one.
 pub fn note_of(event: &Event) -> Option<TLine> {
@@ -155,20 +155,9 @@ fn protected(event: &Event) -> Option<TLine> {
     else {
         return None;
     };
-    let mut parts = Vec::new();
-    for (what, paths) in [
-        ("refused", refused),
-        ("put back", restored),
-        ("NOT put back", unrestored),
-        ("git metadata", git),
-    ] {
-        if !paths.is_empty() {
-            parts.push(format!("{what} {}", paths.join(", ")));
-        }
-    }
     let text = format!(
-        "! step {step} touched protected files: {}",
-        parts.join("; ")
+        "! {}",
+        protected_touched(*step, refused, restored, unrestored, git)
     );
     Some(TLine::of(text, Tone::Warn))
 }
