@@ -37,8 +37,9 @@ pub enum RouteMode {
 
 /// Which model writes the one question to the operator (the triage call, and the question
 /// of `ask_first`): the senior reads the note with more skill, the junior is cheaper and
-/// is the one that lacks the detail. Measured on the HumanEval blocker suite
-/// (docs/results/2026-12-06-operator-route.md).
+/// is the one that lacks the detail. On the HumanEval blocker suite neither found the
+/// missing detail (0 and 1 of 18 blockers), so the senior stays the default on thin
+/// evidence (docs/results/2026-12-06-operator-writers.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QuestionWriter {
