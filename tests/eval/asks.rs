@@ -114,29 +114,47 @@ fn report_with_the_suite_prints_the_numbers_eval_asks_prints() {
     );
 }
 
+/// Every labelled sample's agreement, as its results page states it.
 #[test]
 fn the_matcher_figure_on_the_results_page_is_what_the_labels_give() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let a = json_of(
-        Command::new(env!("CARGO_BIN_EXE_handoff"))
-            .args(["eval", "matcher", "--json"])
-            .arg(root.join("data/real/operator-suite/labels.jsonl"))
-            .output()
-            .expect("eval matcher"),
-    );
-    let n = |k: &str| a[k].as_u64().expect(k);
-    let len = |k: &str| a[k].as_array().expect(k).len() as u64;
-    assert_eq!(
-        n("agree") + len("false_accepts") + len("false_rejects"),
-        n("questions")
-    );
-    let page = std::fs::read_to_string(root.join("docs/results/2026-12-06-operator-route.md"))
-        .expect("results page");
-    let figure = format!(
-        "{} of {} ({:.1} %)",
-        n("agree"),
-        n("questions"),
-        100.0 * n("agree") as f64 / n("questions") as f64
-    );
-    assert!(page.contains(&figure), "the page should say {figure}");
+    for (labels, page) in [
+        (
+            "data/real/operator-suite/labels.jsonl",
+            "docs/results/2026-12-06-operator-route.md",
+        ),
+        (
+            "data/real/operator-suite-v2/labels.jsonl",
+            "docs/results/2026-12-07-operator-table.md",
+        ),
+        (
+            "data/real/operator-triage-spec/labels.jsonl",
+            "docs/results/2026-12-07-operator-table.md",
+        ),
+    ] {
+        let a = json_of(
+            Command::new(env!("CARGO_BIN_EXE_handoff"))
+                .args(["eval", "matcher", "--json"])
+                .arg(root.join(labels))
+                .output()
+                .expect("eval matcher"),
+        );
+        let n = |k: &str| a[k].as_u64().expect(k);
+        let len = |k: &str| a[k].as_array().expect(k).len() as u64;
+        assert_eq!(
+            n("agree") + len("false_accepts") + len("false_rejects"),
+            n("questions")
+        );
+        let text = std::fs::read_to_string(root.join(page)).expect("results page");
+        let figure = format!(
+            "{} of {} ({:.1} %)",
+            n("agree"),
+            n("questions"),
+            100.0 * n("agree") as f64 / n("questions") as f64
+        );
+        assert!(
+            text.contains(&figure),
+            "{page} should say {figure} for {labels}"
+        );
+    }
 }
