@@ -79,7 +79,7 @@ enum Action {
         #[command(flatten)]
         json: JsonArg,
     },
-    /// Merge the outputs of several shards (their directories or results.json files) into
+    /// Merge the outputs of several shards (their directories or results.json[.gz] files) into
     /// one report with the frontier and APGR over the whole suite.
     Merge {
         #[arg(required = true)]
@@ -129,10 +129,10 @@ enum BlockersAction {
         /// The directory `make` wrote.
         #[arg(long)]
         from: PathBuf,
-        /// results.json (or its directory) of the single shot over OUT/full.
+        /// results.json[.gz] (or its directory) of the single shot over OUT/full.
         #[arg(long)]
         with: PathBuf,
-        /// results.json (or its directory) of the single shot over OUT/blocked.
+        /// results.json[.gz] (or its directory) of the single shot over OUT/blocked.
         #[arg(long)]
         without: PathBuf,
         #[arg(long)]

@@ -196,13 +196,7 @@ pub async fn run_suite(
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
     let mut parts = Vec::new();
     for dir in dirs {
-        let path = match dir.is_dir() {
-            true if !dir.join("results.json").exists() && dir.join("results.json.gz").exists() => {
-                dir.join("results.json.gz")
-            }
-            true => dir.join("results.json"),
-            false => dir.clone(),
-        };
+        let path = results_file(dir);
         let text = read_text(&path).map_err(|cause| EvalError::Read {
             path: path.clone(),
             cause,
@@ -218,8 +212,23 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
     Ok(report)
 }
 
+/// The results a shard output holds: `path` itself when it is a file; in a directory its
+/// `results.json`, or `results.json.gz` when only that is there (the committed corpora).
+pub(crate) fn results_file(path: &Path) -> PathBuf {
+    if !path.is_dir() {
+        return path.to_path_buf();
+    }
+    let plain = path.join("results.json");
+    let zipped = path.join("results.json.gz");
+    if !plain.exists() && zipped.exists() {
+        zipped
+    } else {
+        plain
+    }
+}
+
 /// A file's text, gunzipped when its name ends in `.gz`.
-fn read_text(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
     if path.extension().is_some_and(|e| e == "gz") {
         let mut text = String::new();
         let file = std::fs::File::open(path)?;

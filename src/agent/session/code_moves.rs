@@ -270,7 +270,6 @@ impl Session<'_> {
         ))
     }
 
-    /// Runs a call the reply came to; `Err` when the session must stop or hand off first.
     /// Carries out `call` as this step's tool call (logged, approved, run).
     async fn act_call(&mut self, actor: Actor, call: &ToolCall) -> Acted {
         step::act(
@@ -284,6 +283,7 @@ impl Session<'_> {
         .await
     }
 
+    /// Runs a call the reply came to; `Err` when the session must stop or hand off first.
     async fn act_synthetic(
         &mut self,
         actor: Actor,

@@ -65,7 +65,7 @@ pub struct Selection {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, SelectError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| SelectError::Read {
+    let text = crate::eval::read_text(path).map_err(|cause| SelectError::Read {
         path: path.to_path_buf(),
         cause,
     })?;
@@ -77,11 +77,7 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, SelectError
 
 /// Per task, whether the one policy's run passed (`None`: it measured nothing).
 fn outcomes(dir: &Path) -> Result<BTreeMap<String, Option<bool>>, SelectError> {
-    let path = if dir.is_dir() {
-        dir.join("results.json")
-    } else {
-        dir.to_path_buf()
-    };
+    let path = crate::eval::results_file(dir);
     let report: EvalReport = read_json(&path)?;
     let policies: BTreeSet<&str> = report.runs.iter().map(|r| r.policy.as_str()).collect();
     if policies.len() > 1 {
