@@ -6,6 +6,7 @@
 //! crate.
 
 pub(crate) mod brief;
+pub(crate) mod examples;
 pub(crate) mod place;
 pub(crate) mod reply;
 pub(crate) mod stub;
