@@ -3,6 +3,7 @@
 pub mod confine;
 pub(crate) mod context;
 pub mod emitter;
+pub(crate) mod examples;
 pub(crate) mod gitguard;
 pub(crate) mod gitnest;
 pub(crate) mod handoff;

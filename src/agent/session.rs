@@ -38,6 +38,7 @@ mod code_moves;
 mod code_step;
 mod ends;
 mod escalation;
+mod examples;
 mod observers;
 mod tool_step;
 

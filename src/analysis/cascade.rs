@@ -93,6 +93,7 @@ impl JuniorRun {
                             EscalationReason::Stuck
                                 | EscalationReason::Fault
                                 | EscalationReason::CheckFailed
+                                | EscalationReason::ExamplesFailed
                         ) =>
                 {
                     run.loop_handoff = Some(*tick);

@@ -58,7 +58,8 @@ pub fn session_path(events: &[Event], source: &BeliefSource) -> Option<SessionPa
                     reason:
                         EscalationReason::Stuck
                         | EscalationReason::Fault
-                        | EscalationReason::CheckFailed,
+                        | EscalationReason::CheckFailed
+                        | EscalationReason::ExamplesFailed,
                     ..
                 } => {
                     handed_off = true;

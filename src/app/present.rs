@@ -231,6 +231,7 @@ fn event_words(e: &Event) -> Option<String> {
                 if *passed { "passed" } else { "failed" }
             )
         }
+        Event::ExamplesRan { .. } => crate::protocol::examples_line(e)?,
         Event::Fault {
             actor: a,
             kind,

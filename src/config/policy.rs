@@ -96,6 +96,12 @@ pub struct PolicyConfig {
     /// real lane the 0.5B's own retries after a failed check rarely recover
     /// (docs/results/2026-12-05-code-protocol.md). Logged with reason `check_failed`.
     pub escalate_on_failed_check: bool,
+    /// Hand off the first time the junior's code fails an example the task states (its
+    /// docstrings, the task's text; code protocol), whatever B_t says: the hand-off a
+    /// session without a check can make. A check that passes the same tree wins (the
+    /// session ends a success). Shares `escalate_on_failed_check`'s once-per-session rule;
+    /// logged with reason `examples_failed`.
+    pub escalate_on_failed_examples: bool,
     /// Who writes the operator's question: the triage call goes to this model.
     pub question_writer: QuestionWriter,
     /// Before the junior's first step, one question to the operator written (by
@@ -123,6 +129,7 @@ impl Default for PolicyConfig {
             explore: 0.0,
             explore_seed: 0,
             escalate_on_failed_check: false,
+            escalate_on_failed_examples: false,
             question_writer: QuestionWriter::Senior,
             ask_first: false,
             junior_may_ask: false,

@@ -53,9 +53,10 @@ impl Origin {
             _ if self_initiated => Origin::Junior,
             EscalationReason::SelfAsk => Origin::Junior,
             EscalationReason::Threshold | EscalationReason::Forced => Origin::Judge,
-            EscalationReason::Stuck | EscalationReason::Fault | EscalationReason::CheckFailed => {
-                Origin::Loop
-            }
+            EscalationReason::Stuck
+            | EscalationReason::Fault
+            | EscalationReason::CheckFailed
+            | EscalationReason::ExamplesFailed => Origin::Loop,
             EscalationReason::AtStart => Origin::Start,
         }
     }

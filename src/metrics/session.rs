@@ -294,6 +294,7 @@ impl SessionFold {
             | Event::ApprovalDecided { .. }
             | Event::ToolResulted { .. }
             | Event::CheckRan { .. }
+            | Event::ExamplesRan { .. }
             | Event::Fault { .. }
             | Event::ControlChanged { .. }
             | Event::Warning { .. } => {}

@@ -13,6 +13,19 @@ use super::evidence::EvidenceTerm;
 /// Version of the event schema written in every log header.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// One example run against the code: the call, the value the task states, what the code
+/// gave (its `repr`, cut at 200 characters) or the error it raised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExampleCheck {
+    pub call: String,
+    pub expected: String,
+    pub passed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub got: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// Which model produced something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,6 +62,10 @@ pub enum EscalationReason {
     /// The junior's check failed and `policy.escalate_on_failed_check` is set: the
     /// cascade's "hand off on the first failed check", for tasks that have a check.
     CheckFailed,
+    /// The junior's code failed the task's own examples and
+    /// `policy.escalate_on_failed_examples` is set: the hand-off a session can make before
+    /// (or without) any check.
+    ExamplesFailed,
     /// `policy.ask_first`: the one question to the operator before the junior's first
     /// step, whatever B_t says (HiL-Bench's "ask once at the start" baseline).
     AtStart,
@@ -252,6 +269,22 @@ pub enum Event {
         passed: bool,
         output_tail: String,
     },
+    /// The task's own examples (docstrings, the task text) ran against the tree a step left:
+    /// evidence the harness gets before any grading check, never the check itself.
+    ExamplesRan {
+        step: u32,
+        actor: Actor,
+        /// The files whose examples ran.
+        files: Vec<String>,
+        passed: u32,
+        failed: u32,
+        /// Lines that looked like examples and could not be read as one.
+        unread: u32,
+        results: Vec<ExampleCheck>,
+        /// Why nothing could be judged (the module did not import, the run was stopped).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// A fault of the infrastructure (network, server, timeout). Never evidence.
     Fault {
         actor: Actor,
@@ -347,6 +380,7 @@ impl Event {
             Event::SeniorReturned { .. } => "senior_returned",
             Event::CostIncurred { .. } => "cost_incurred",
             Event::CheckRan { .. } => "check_ran",
+            Event::ExamplesRan { .. } => "examples_ran",
             Event::Fault { .. } => "fault",
             Event::ControlChanged { .. } => "control_changed",
             Event::ProtectedTouched { .. } => "protected_touched",

@@ -17,4 +17,4 @@ mod words;
 
 pub use event::*;
 pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
-pub use words::protected_touched;
+pub use words::{examples_line, examples_summary, protected_touched};

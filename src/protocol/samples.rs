@@ -139,6 +139,31 @@ impl Event {
                 passed: true,
                 output_tail: "ok".into(),
             },
+            Event::ExamplesRan {
+                step: 2,
+                actor: Actor::Junior,
+                files: vec!["solution.py".into()],
+                passed: 1,
+                failed: 1,
+                unread: 0,
+                results: vec![
+                    ExampleCheck {
+                        call: "f(1)".into(),
+                        expected: "2".into(),
+                        passed: true,
+                        got: Some("2".into()),
+                        error: None,
+                    },
+                    ExampleCheck {
+                        call: "f(2)".into(),
+                        expected: "4".into(),
+                        passed: false,
+                        got: None,
+                        error: Some("ZeroDivisionError: division by zero".into()),
+                    },
+                ],
+                note: None,
+            },
             Event::Fault {
                 actor: Actor::Junior,
                 kind: "server".into(),
@@ -192,6 +217,7 @@ impl Event {
                 | Event::SeniorReturned { .. }
                 | Event::CostIncurred { .. }
                 | Event::CheckRan { .. }
+                | Event::ExamplesRan { .. }
                 | Event::Fault { .. }
                 | Event::ControlChanged { .. }
                 | Event::ProtectedTouched { .. }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::event::{Actor, EscalationReason, Outcome, Route};
+use super::event::{Actor, EscalationReason, Event, Outcome, Route};
 
 impl Actor {
     pub fn name(self) -> &'static str {
@@ -44,6 +44,7 @@ impl EscalationReason {
             EscalationReason::Fault => "fault",
             EscalationReason::Stuck => "stuck",
             EscalationReason::CheckFailed => "check_failed",
+            EscalationReason::ExamplesFailed => "examples_failed",
             EscalationReason::AtStart => "at_start",
         }
     }
@@ -57,6 +58,7 @@ impl EscalationReason {
             EscalationReason::Fault => "the junior's endpoint failed",
             EscalationReason::Stuck => "the junior is stuck",
             EscalationReason::CheckFailed => "the junior's check failed",
+            EscalationReason::ExamplesFailed => "the junior's code failed the task's examples",
             EscalationReason::AtStart => "asked before the first step",
         }
     }
@@ -97,6 +99,48 @@ pub fn protected_touched(
     format!("step {step} touched protected files: {}", parts.join("; "))
 }
 
+/// "examples 2/3" (passed of run), with the unread lines when there are any: one wording
+/// for the TUI's competence panel, the transcript and `exec`'s trace.
+pub fn examples_summary(passed: u32, failed: u32, unread: u32) -> String {
+    let run = passed.saturating_add(failed);
+    if unread == 0 {
+        format!("examples {passed}/{run}")
+    } else {
+        format!("examples {passed}/{run} ({unread} unread)")
+    }
+}
+
+/// An `examples_ran` event as one line: the count, then the first example that failed
+/// with what the code gave (or why nothing could be judged).
+pub fn examples_line(event: &Event) -> Option<String> {
+    let Event::ExamplesRan {
+        passed,
+        failed,
+        unread,
+        results,
+        note,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let mut text = examples_summary(*passed, *failed, *unread);
+    if let Some(first) = results.iter().find(|r| !r.passed) {
+        let gave = first
+            .error
+            .as_deref()
+            .or(first.got.as_deref())
+            .unwrap_or("nothing");
+        text.push_str(&format!(
+            ": {} gave {gave}, not {}",
+            first.call, first.expected
+        ));
+    } else if let Some(note) = note {
+        text.push_str(&format!(": {note}"));
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +176,7 @@ mod tests {
             EscalationReason::Fault,
             EscalationReason::Stuck,
             EscalationReason::CheckFailed,
+            EscalationReason::ExamplesFailed,
         ] {
             assert_eq!(e.to_string(), wire(e));
             assert!(!e.explain().is_empty());

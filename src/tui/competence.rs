@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::text::{Tone, style_of};
-use crate::protocol::{Event, EvidenceTerm, Route, SignalKind};
+use crate::protocol::{Event, EvidenceTerm, Route, SignalKind, examples_summary};
 
 /// How many signals the "why" line names.
 const WHY_TERMS: usize = 3;
@@ -69,6 +69,9 @@ pub struct Competence {
     /// Ticks at which the logged and counterfactual decisions differ.
     differ_ticks: u64,
     differing: bool,
+    /// The last run of the task's examples: (passed, failed, unread). Evidence shown beside
+    /// B_t, not (yet) a term of it.
+    examples: Option<(u32, u32, u32)>,
 }
 
 impl Competence {
@@ -113,6 +116,12 @@ impl Competence {
                 why,
                 ..
             } => self.on_escalation(*tick, *belief, *threshold, *route, why),
+            Event::ExamplesRan {
+                passed,
+                failed,
+                unread,
+                ..
+            } => self.examples = Some((*passed, *failed, *unread)),
             _ => {}
         }
     }
@@ -242,10 +251,19 @@ impl Competence {
     pub fn summary_line(&self) -> Line<'static> {
         let below = self.current.is_some_and(|(b, t)| b < t);
         let tone = if below { Tone::Escalation } else { Tone::Ok };
-        Line::from(vec![
+        let mut spans = vec![
             Span::styled(self.values_text(), style_of(tone, true)),
             Span::styled(format!("  {}", self.policy), style_of(Tone::Dim, true)),
-        ])
+        ];
+        if let Some((passed, failed, unread)) = self.examples {
+            let tone = if failed == 0 { Tone::Ok } else { Tone::Err };
+            spans.push(Span::styled(" · ", style_of(Tone::Dim, true)));
+            spans.push(Span::styled(
+                examples_summary(passed, failed, unread),
+                style_of(tone, true),
+            ));
+        }
+        Line::from(spans)
     }
 
     /// Draws the values, the reasons, the counterfactual line if any, and the chart when

@@ -4,7 +4,7 @@
 //! the wording of each note is here, in one place.
 
 use super::text::{TLine, Tone};
-use crate::protocol::{Actor, Event, Outcome, protected_touched};
+use crate::protocol::{Actor, Event, Outcome, examples_line, protected_touched};
 
 /// The note `event` leaves in the transcript, if it leaves one.
 pub fn note_of(event: &Event) -> Option<TLine> {
@@ -42,6 +42,7 @@ pub fn note_of(event: &Event) -> Option<TLine> {
             Tone::Speaker(Actor::Junior),
         ),
         Event::CheckRan { .. } => check(event)?,
+        Event::ExamplesRan { .. } => examples(event)?,
         Event::Fault { .. } => fault(event)?,
         Event::ProtectedTouched { .. } => protected(event)?,
         Event::Warning { kind, message } => TLine::of(format!("! {kind}: {message}"), Tone::Warn),
@@ -117,6 +118,21 @@ fn check(event: &Event) -> Option<TLine> {
         let code = exit_code.map_or("no exit code".to_string(), |c| format!("exit {c}"));
         TLine::of(format!("✗ check `{command}` failed ({code})"), Tone::Err)
     })
+}
+
+/// The task's examples against the tree: the count, and the first that failed with what
+/// the code gave.
+fn examples(event: &Event) -> Option<TLine> {
+    let Event::ExamplesRan { failed, .. } = event else {
+        return None;
+    };
+    let text = examples_line(event)?;
+    let (mark, tone) = if *failed == 0 {
+        ("✓", Tone::Ok)
+    } else {
+        ("✗", Tone::Err)
+    };
+    Some(TLine::of(format!("{mark} {text}"), tone))
 }
 
 /// A fault; a retried one says which attempt it was and whether another follows.

@@ -149,6 +149,40 @@ fn competence_panel() {
 }
 
 #[test]
+fn competence_panel_shows_the_examples_beside_the_belief() {
+    let mut s = ended();
+    let ran = |passed, failed| crate::protocol::Stamped {
+        t_ms: 0,
+        event: Event::ExamplesRan {
+            step: 2,
+            actor: crate::protocol::Actor::Junior,
+            files: vec!["solution.py".into()],
+            passed,
+            failed,
+            unread: 1,
+            results: vec![crate::protocol::ExampleCheck {
+                call: "double(3)".into(),
+                expected: "6".into(),
+                passed: failed == 0,
+                got: Some(if failed == 0 { "6" } else { "5" }.into()),
+                error: None,
+            }],
+            note: None,
+        },
+    };
+    s.apply(&ran(0, 1));
+    let text = draw(64, 14, |a, b| s.competence.render(a, b));
+    assert!(text.contains("examples 0/1 (1 unread)"), "{text}");
+    s.apply(&ran(1, 0));
+    let text = draw(64, 14, |a, b| s.competence.render(a, b));
+    assert!(
+        text.contains("examples 1/1 (1 unread)"),
+        "the last run counts: {text}"
+    );
+    assert_snapshot!(text);
+}
+
+#[test]
 fn competence_panel_with_a_counterfactual_trace() {
     let mut s = ended();
     let points = fixture::full()

@@ -6,20 +6,11 @@ use handoff::demo::script::{confident, reply};
 use handoff::demo::server::Script;
 use serde_json::Value;
 
-use super::support::{config, repo, servers};
+use super::support::{config, log_events, repo, servers};
 
 const STUB: &str = "import math\n\n\ndef helper(x):\n    return math.floor(x)\n\n\ndef double(x):\n    \"\"\"Twice x.\"\"\"\n    raise NotImplementedError\n";
 const TEST: &str =
     "from mathx import *\n\nassert double(3) == 6, f\"double(3) is {double(3)}\"\nprint(\"ok\")\n";
-
-fn events(log: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .expect("the log")
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e.get("type").is_some())
-        .collect()
-}
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
@@ -54,7 +45,7 @@ async fn exec(
         .await
         .expect("run handoff");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code(), events(&log), err)
+    (out.status.code(), log_events(&log), err)
 }
 
 /// A code junior that replies `wrong`, then `right`, on `mathx.py` with its check (the

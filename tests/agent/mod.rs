@@ -8,6 +8,7 @@ mod checkpoint_cli;
 mod code_protocol;
 mod control;
 mod conventions;
+mod examples_evidence;
 mod exec_binary;
 mod exit_codes;
 mod local_only;

@@ -287,6 +287,16 @@ pub async fn bin(
 
 /// Writes `cfg` as a config file in `dir`.
 #[allow(dead_code)]
+/// Every event of a JSONL session log, as JSON (the header line left out).
+pub fn log_events(log: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .expect("the log")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e.get("type").is_some())
+        .collect()
+}
+
 pub fn write_config(dir: &Path, cfg: &Config) -> PathBuf {
     let path = dir.join("config.toml");
     std::fs::write(&path, toml::to_string(cfg).expect("config to toml")).expect("write config");

@@ -237,6 +237,7 @@ impl Session<'_> {
     ) -> Result<CodeOutcome, Next> {
         self.repairs.usable();
         let (placed, refused) = leave_out_protected(placed, self.env.workspace.protected());
+        self.keep_originals(&placed);
         let mut notes: Vec<String> = placed
             .iter()
             .map(|p| format!("{}: {}", p.path, p.notes.join(", ")))

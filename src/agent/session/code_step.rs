@@ -45,6 +45,9 @@ pub(super) struct CodeSession {
     pub checked: Option<(Option<String>, CheckResult)>,
     pub junior: Seat,
     pub senior: Seat,
+    /// Each Python file written so far, as it was before the first write: where the task's
+    /// examples are read from.
+    pub originals: std::collections::BTreeMap<String, String>,
 }
 
 /// One writer's resampling state.
@@ -130,6 +133,8 @@ struct Checked {
     unchanged_after_failure: bool,
     /// The writer answers its first message again (`agent.retry = "resample"`).
     resample: bool,
+    /// The tree fails an example the task states.
+    examples_failed: bool,
 }
 
 impl Session<'_> {
@@ -155,13 +160,23 @@ impl Session<'_> {
         };
         outcome.facts.repeats = repeat.of_move;
         self.last_checkpoint.clone_from(&outcome.checkpoint);
+        // The task's own examples, before (and whether or not) a check judges the tree.
+        let examples_failed =
+            if outcome.tool == Some(tools::spec::EDIT) && outcome.ok && !outcome.facts.no_diff {
+                self.run_examples(actor)
+                    .await
+                    .is_some_and(|(_, failed)| failed > 0)
+            } else {
+                false
+            };
         // The harness runs the check on every tree it has not judged yet.
-        let checked =
+        let mut checked =
             if has_check && outcome.tool.is_some() && matches!(outcome.after, After::Continue) {
                 self.check_code(&mut outcome).await
             } else {
                 Checked::default()
             };
+        checked.examples_failed = examples_failed;
         self.conclude_code(actor, text, outcome, checked, repeat)
             .await
     }
@@ -234,6 +249,7 @@ impl Session<'_> {
             // its failure and changing nothing.
             unchanged_after_failure: unchanged && was_failing && !resample,
             resample,
+            examples_failed: false,
         }
     }
 
@@ -284,6 +300,13 @@ impl Session<'_> {
             && actor == Actor::Junior
             && self.config().policy.escalate_on_failed_check
             && let Some(next) = self.on_failed_check().await
+        {
+            return next;
+        }
+        if checked.examples_failed
+            && actor == Actor::Junior
+            && self.config().policy.escalate_on_failed_examples
+            && let Some(next) = self.on_failed_rule(EscalationReason::ExamplesFailed).await
         {
             return next;
         }

@@ -41,11 +41,16 @@ impl Session<'_> {
     /// decides as for the stuck rule (hand off; or in shadow mode, or explored, only log it
     /// and let the junior go on). Later failures are the judge's.
     pub(super) async fn on_failed_check(&mut self) -> Option<Next> {
+        self.on_failed_rule(EscalationReason::CheckFailed).await
+    }
+
+    /// One failed-evidence rule (`check_failed`, `examples_failed`): the first time either
+    /// acts in a session, the gate decides as for the stuck rule.
+    pub(super) async fn on_failed_rule(&mut self, reason: EscalationReason) -> Option<Next> {
         if std::mem::replace(&mut self.failed_check_ruled, true) {
             return None;
         }
         self.gate.set_shadow(self.inbox.control().shadow);
-        let reason = EscalationReason::CheckFailed;
         let verdict = self.gate.on_rule();
         if verdict == Verdict::Escalate {
             return Some(self.escalate(reason).await);
@@ -135,7 +140,7 @@ impl Session<'_> {
             command: &r.command,
             exit_code: r.exit_code,
             passed: r.passed,
-            output_tail: &r.output_tail,
+            output_tail: r.output_for_models(),
         });
         let config = self.config();
         let brief = code_brief(
@@ -177,6 +182,9 @@ impl Session<'_> {
             }
             EscalationReason::Fault => "its model endpoint kept failing".to_string(),
             EscalationReason::CheckFailed => "its check failed".to_string(),
+            EscalationReason::ExamplesFailed => {
+                "its code failed the examples the task states".to_string()
+            }
             EscalationReason::AtStart => {
                 "it has not started yet: the task may leave out a detail only the user knows"
                     .to_string()
@@ -231,7 +239,10 @@ impl Session<'_> {
         // The gate drew this hand-off (a firing or a loop rule) under exploration.
         let drawn = matches!(
             reason,
-            EscalationReason::Threshold | EscalationReason::Stuck | EscalationReason::CheckFailed
+            EscalationReason::Threshold
+                | EscalationReason::Stuck
+                | EscalationReason::CheckFailed
+                | EscalationReason::ExamplesFailed
         );
         let propensity = drawn.then(|| self.gate.propensity()).flatten();
         let escalated = self

@@ -1,0 +1,183 @@
+//! Evidence from execution through the real binary and real HTTP: the task's own examples
+//! run after every edit and are logged and shown; a hidden check's output reaches no model.
+
+use std::ffi::OsStr;
+
+use handoff::config::{Retry, ToolProtocol};
+use handoff::demo::script::{confident, reply};
+use handoff::demo::server::Script;
+use serde_json::Value;
+
+use super::support::{bin, config, log_events, repo, servers, write_config};
+
+const STUB: &str = "def double(x):\n    \"\"\"Twice x.\n\n    >>> double(3)\n    6\n\n    double(0) == 0\n    double(n) -> n + n\n    \"\"\"\n    raise NotImplementedError\n";
+
+fn has_python() -> bool {
+    std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[tokio::test]
+async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
+    if !has_python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    // The first reply also rewrites the docstring's example: the examples come from the
+    // file as the task gave it, so the rewrite changes nothing.
+    let wrong = "```python\ndef double(x):\n    \"\"\">>> double(3)\n    5\n    \"\"\"\n    return x + 2\n```\n";
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    let junior = Script::new(vec![
+        reply(confident(wrong), None),
+        reply(confident(right), None),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&[("mathx.py", STUB)]);
+    let mut cfg = config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
+    cfg.agent.retry = Retry::Feedback;
+    cfg.policy.constant = 0.01;
+    let home = tempfile::tempdir().expect("home");
+    let path = write_config(home.path(), &cfg);
+    let log = home.path().join("s.jsonl");
+    let ran = bin(
+        home.path(),
+        &[
+            OsStr::new("exec"),
+            OsStr::new("--repo"),
+            dir.path().as_os_str(),
+            OsStr::new("--config"),
+            path.as_os_str(),
+            OsStr::new("--log"),
+            log.as_os_str(),
+            OsStr::new("Implement `double` in mathx.py."),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    let events = log_events(&log);
+    let runs: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "examples_ran")
+        .collect();
+    assert_eq!(runs.len(), 2, "one run per edit: {runs:?}");
+    // The first reply: double(3) gave 5, double(0) gave 2; the recurrence is unread.
+    assert_eq!(runs[0]["passed"], 0);
+    assert_eq!(runs[0]["failed"], 2);
+    assert_eq!(runs[0]["unread"], 1);
+    assert_eq!(runs[0]["files"][0], "mathx.py");
+    assert_eq!(runs[0]["results"][0]["call"], "double(3)");
+    assert_eq!(runs[0]["results"][0]["got"], "5");
+    assert_eq!(runs[1]["passed"], 2);
+    assert_eq!(runs[1]["failed"], 0);
+    // Logged before the step's check, in the step that made the edit.
+    let first_check = events
+        .iter()
+        .position(|e| e["type"] == "check_ran")
+        .expect("a check");
+    let first_run = events
+        .iter()
+        .position(|e| e["type"] == "examples_ran")
+        .expect("a run");
+    assert!(first_run < first_check);
+    // exec's trace says it in the words the TUI uses.
+    let trace = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(
+        trace.contains("examples 0/2 (1 unread): double(3) gave 5, not 6"),
+        "{trace}"
+    );
+    assert!(trace.contains("examples 2/2 (1 unread)"), "{trace}");
+}
+
+/// A one-task suite whose hidden test fails with an assertion message that must never
+/// reach a model.
+fn leaky_suite(dir: &std::path::Path) {
+    let w = |rel: &str, text: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    w(
+        "leak.toml",
+        "task = \"Implement `double` in mathx.py.\"\nrepo = \"repos/leak\"\ncheck = \"python3 test_mathx.py\"\nhidden = \"hidden/leak\"\n",
+    );
+    w("repos/leak/mathx.py", STUB);
+    w(
+        "hidden/leak/test_mathx.py",
+        "from mathx import double\nassert double(7) == 14, 'LEAKMARK-7731 double(7) should be 14'\nprint('ok')\n",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_checks_output_reaches_no_model_not_the_junior_nor_the_senior() {
+    if !has_python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let home = tempfile::tempdir().expect("home");
+    let suite = home.path().join("suite");
+    leaky_suite(&suite);
+    let wrong = "```python\ndef double(x):\n    return x + 2\n```\n";
+    let junior = Script::new(vec![
+        reply(confident(wrong), None),
+        reply(confident(wrong), None),
+        reply(confident(wrong), None),
+    ]);
+    let senior = Script::new(vec![
+        reply(confident(wrong), None),
+        reply(confident(wrong), None),
+    ]);
+    let (j, s) = servers(junior, senior).await;
+    let mut cfg = super::support::config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.senior.tool_protocol = ToolProtocol::Code;
+    cfg.agent.retry = Retry::Feedback;
+    cfg.agent.max_steps = 3;
+    cfg.agent.sandbox = false;
+    cfg.policy.constant = 0.01;
+    cfg.policy.escalate_on_failed_check = true;
+    let path = write_config(home.path(), &cfg);
+    let out = home.path().join("out");
+    let ran = bin(
+        home.path(),
+        &[
+            OsStr::new("eval"),
+            suite.as_os_str(),
+            OsStr::new("--config"),
+            path.as_os_str(),
+            OsStr::new("--policy"),
+            OsStr::new("configured"),
+            OsStr::new("--out"),
+            out.as_os_str(),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    let log = std::fs::read_to_string(out.join("logs/configured/leak.jsonl")).expect("log");
+    assert!(
+        log.contains("LEAKMARK-7731"),
+        "the label keeps what the check printed: {}",
+        ran.stderr
+    );
+    assert!(log.contains("\"senior_took_over\""), "a takeover happened");
+    for (who, server) in [("junior", &j), ("senior", &s)] {
+        let bodies: String = server.bodies().iter().map(|b| b.to_string()).collect();
+        assert!(!bodies.is_empty(), "the {who} was asked");
+        assert!(
+            !bodies.contains("LEAKMARK"),
+            "the {who} saw the hidden test's output"
+        );
+    }
+    let senior_saw: String = s.bodies().iter().map(|b| b.to_string()).collect();
+    assert!(
+        senior_saw.contains("the check's tests are hidden"),
+        "the note says why it shows no output"
+    );
+}
