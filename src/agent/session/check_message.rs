@@ -43,7 +43,7 @@ pub(super) fn failure_message(r: &CheckResult, unchanged: bool) -> String {
     format!(
         "{lead}: `{}` ({status}).\n```\n{}\n```\nFind the mistake and send the corrected definitions in a fenced code block.\n\n{ESCAPES}",
         r.command,
-        check_tail(&r.output_tail)
+        check_tail(r.output_for_models())
     )
 }
 

@@ -142,6 +142,11 @@ impl Workspace {
         self
     }
 
+    /// The check has hidden files: its output is a label, never shown to a model.
+    pub fn has_check_overlay(&self) -> bool {
+        !self.check_overlay.is_empty()
+    }
+
     /// Writes the check overlay into the tree (inside the repository only, as the file
     /// tools write); the errors, one per file that could not be written.
     pub fn lay_check_overlay(&self) -> Vec<String> {
