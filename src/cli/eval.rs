@@ -56,6 +56,27 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Action {
+    /// The examples HumanEval's prompts state, read by the parser the session uses: what it
+    /// read and could not read, whether the reference solutions pass them (--reference),
+    /// and how well a logged first reply passing them predicts the hidden test (--logs).
+    Examples {
+        file: PathBuf,
+        #[arg(long)]
+        reference: bool,
+        /// Session logs of an imported HumanEval suite, or directories searched for them.
+        #[arg(long, num_args = 1..)]
+        logs: Vec<PathBuf>,
+        /// The senior's single-shot logs of the same tasks: replays "hand off when the
+        /// junior's first reply fails its examples" against both models alone.
+        #[arg(long, num_args = 1..)]
+        senior_logs: Vec<PathBuf>,
+        /// Senior tokens per junior token in the compute figure (the two models' parameter
+        /// counts as the servers report them: 1,777,088,000 / 630,167,424).
+        #[arg(long, default_value_t = 2.82)]
+        ratio: f64,
+        #[command(flatten)]
+        json: JsonArg,
+    },
     /// Turn HumanEval problems (.jsonl or .jsonl.gz) into a suite of repository tasks.
     ImportHumaneval {
         file: PathBuf,
@@ -205,6 +226,14 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
             return Ok(Exit::Success);
         }
         Some(Action::Blockers(action)) => return blockers(action),
+        Some(Action::Examples {
+            file,
+            reference,
+            logs,
+            senior_logs,
+            ratio,
+            json,
+        }) => return examples(&file, reference, (&logs, &senior_logs, ratio), json.json),
         Some(Action::Matcher {
             labels,
             llm_judge,
@@ -294,6 +323,46 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
 }
 
 /// Prints the report, names every run that errored on stderr, and decides the exit.
+/// `eval examples`; `logs` is (junior logs, senior logs, the compute ratio).
+fn examples(
+    file: &Path,
+    reference: bool,
+    logs: (&[PathBuf], &[PathBuf], f64),
+    json: bool,
+) -> anyhow::Result<Exit> {
+    use crate::eval::examples as ex;
+    let (junior_logs, senior_logs, ratio) = logs;
+    let problems = crate::eval::humaneval::read_problems(file).map_err(bad_input)?;
+    let config = crate::config::AgentConfig::default();
+    let rt = runtime()?;
+    let reference = if reference {
+        Some(rt.block_on(ex::reference(&problems, &config))?)
+    } else {
+        None
+    };
+    let predict = |logs: &[PathBuf]| -> anyhow::Result<_> {
+        if logs.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(rt.block_on(ex::prediction(&problems, logs, &config))?))
+    };
+    let junior = predict(junior_logs)?;
+    let senior = predict(senior_logs)?;
+    let cascade = match (&junior, &senior) {
+        (Some((_, j)), Some((_, s))) => Some(ex::cascade(j, s, ratio)),
+        _ => None,
+    };
+    let measured = ex::Measured {
+        coverage: ex::coverage(&problems),
+        reference,
+        prediction: junior.map(|(p, _)| p),
+        senior: senior.map(|(p, _)| p),
+        cascade,
+    };
+    emit(json, Shape::Document, &measured, || ex::to_text(&measured))?;
+    Ok(Exit::Success)
+}
+
 fn finish(report: &EvalReport, json: bool, out: &Path) -> anyhow::Result<Exit> {
     emit(json, Shape::Document, report, || {
         // Name only what `write_outputs` wrote: a plot needs its curve.

@@ -13,6 +13,7 @@
 
 pub(crate) mod ask;
 pub(crate) mod blockers;
+pub(crate) mod examples;
 pub mod humaneval;
 pub(crate) mod matcher;
 pub(crate) mod missing_detail;
