@@ -245,3 +245,50 @@ fn the_readme_is_short_and_its_first_screen_commands_exist() {
         );
     }
 }
+
+/// The paragraph of `docs/judge.md` on the built-in prior names every step fact with the
+/// weight `Calibration::prior()` gives it when present (`repeated_action`: at 1, 2 and 3
+/// earlier repeats), as `name −0.25`, with a true minus sign.
+#[test]
+fn the_judge_page_states_the_priors_step_weights() {
+    use handoff::competence::Calibration;
+    use handoff::protocol::SignalKind;
+    let text = std::fs::read_to_string(root().join("docs/judge.md")).expect("judge.md");
+    let start = text
+        .find("**The default is a prior, not a fit.**")
+        .expect("the prior's paragraph");
+    let paragraph = &text[start..start + text[start..].find("\n\n").unwrap_or(0)];
+    let paragraph = paragraph.replace('`', "").replace('\n', " ");
+    let weight = |llr: f64| {
+        let w = format!("{:.2}", llr.abs());
+        let w = w.trim_end_matches('0').trim_end_matches('.');
+        format!("{}{w}", if llr < 0.0 { '−' } else { '+' })
+    };
+    let prior = Calibration::prior();
+    let mut missing = Vec::new();
+    let steps: Vec<SignalKind> = SignalKind::ALL
+        .into_iter()
+        .filter(|s| !s.is_token_signal())
+        .collect();
+    assert!(steps.len() >= 10, "{steps:?}");
+    for signal in steps {
+        let likelihood = &prior.signals[&signal];
+        if signal == SignalKind::RepeatedAction {
+            for n in 1..=3 {
+                let w = weight(likelihood.llr(f64::from(n)));
+                if !paragraph.contains(&w) {
+                    missing.push(format!("repeated_action at {n}: {w}"));
+                }
+            }
+            continue;
+        }
+        let said = format!("{} {}", signal.name(), weight(likelihood.llr(1.0)));
+        if !paragraph.contains(&said) {
+            missing.push(said);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/judge.md's prior paragraph should say {missing:?}"
+    );
+}
