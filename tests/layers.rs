@@ -1,8 +1,9 @@
 //! The walls between the crate's floors (ARCHITECTURE.md, "Floors and walls"), kept by reading the source:
 //! every `crate::<module>` a file names must sit on its own floor or below, the protocol
 //! names nothing of the crate, the TUI only the protocol, and inside every folder, at any
-//! depth, the files and subfolders import each other without a cycle. Run with
-//! `--nocapture` to see the import graph this checks.
+//! depth, the files and subfolders import each other without a cycle. Beside the walls, two
+//! budgets of the tree: no source file over 600 lines, and `data/` within its size. Run
+//! with `--nocapture` to see the import graph this checks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -574,4 +575,65 @@ fn every_public_module_is_named_outside_the_crate() {
         }
     }
     assert!(unused.is_empty(), "make these pub(crate): {unused:#?}");
+}
+
+/// Bytes of every file under `dir`, per entry directly below it (a file counts for itself).
+fn bytes_by_entry(dir: &Path) -> BTreeMap<String, u64> {
+    fn total(p: &Path) -> u64 {
+        if p.is_dir() {
+            std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| total(&e.path()))
+                .sum()
+        } else {
+            std::fs::metadata(p).map_or(0, |m| m.len())
+        }
+    }
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).expect("read data/").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        out.insert(name, total(&e.path()));
+    }
+    out
+}
+
+/// `data/` stays within 120 MiB of file bytes. On 2026-12-07, after the collections that a
+/// rerun superseded left the tree, it held 113.7 MiB (from 121.4 MiB); before this test it
+/// had grown 27 MiB in six hours. The budget is that plus room for about one small
+/// collection (a live shard pair is 4-5 MiB): the next large one (the operator collections
+/// are 7-19 MiB) must first retire one that a newer run superseded, or the corpus must move
+/// out of the main history (release assets fetched and checked by sha256), which is the
+/// decision this test forces. Files are counted on disk, untracked ones included, so a
+/// collection fails here before it is committed.
+#[test]
+fn data_stays_within_its_budget() {
+    const BUDGET_MIB: u64 = 120;
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let top = bytes_by_entry(&data);
+    let mut real: Vec<(u64, String)> = bytes_by_entry(&data.join("real"))
+        .into_iter()
+        .map(|(name, bytes)| (bytes, name))
+        .collect();
+    real.sort_unstable_by(|a, b| b.cmp(a));
+    let total: u64 = top.values().sum();
+    // The count is of the real tree: the calibrations the binary embeds are in it.
+    assert!(
+        top.get("calibrations").is_some_and(|&b| b > 1000) && real.len() > 10,
+        "data/ read wrong: {top:?}"
+    );
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let largest: Vec<String> = real
+        .iter()
+        .take(8)
+        .map(|(b, n)| format!("data/real/{n} {:.1} MiB", mib(*b)))
+        .collect();
+    assert!(
+        total <= BUDGET_MIB * 1024 * 1024,
+        "data/ holds {:.1} MiB, over its budget of {BUDGET_MIB} MiB; retire a superseded \
+         collection (data/real/README.md, \"Removed from the tree\") before adding one. \
+         Largest: {largest:#?}",
+        mib(total)
+    );
 }
