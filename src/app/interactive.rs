@@ -27,7 +27,7 @@ pub enum InteractiveError {
 /// text printed after the terminal is restored), when the session ended properly.
 pub struct Left {
     pub reason: ExitReason,
-    pub summary: Option<super::headless::Summary>,
+    pub summary: Option<super::summary::Summary>,
 }
 
 /// Runs a prepared session under the TUI until the operator leaves it.
@@ -79,7 +79,7 @@ pub async fn run_tui(prepared: Prepared, banner: Option<String>) -> Result<Left,
     let tally = collector.await.unwrap_or_default();
     let summary = match ended {
         Ok(Err(e)) => return Err(e.into()),
-        Ok(Ok(end)) => Some(super::headless::Summary::new(&end, tally, &repo, &log_path)),
+        Ok(Ok(end)) => Some(super::summary::Summary::new(&end, tally, &repo, &log_path)),
         Err(_) => None,
     };
     Ok(Left {

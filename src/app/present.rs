@@ -28,11 +28,11 @@ fn belief_vs_threshold(belief: f64, threshold: f64) -> String {
 /// the summary itself): outcome, the model's summary, what changed, the money, and the
 /// commands that show or undo the change. The model's words in it are shown with their
 /// control characters made visible.
-pub fn summary_text(summary: &super::headless::Summary) -> String {
+pub fn summary_text(summary: &super::summary::Summary) -> String {
     visible_lines(&summary_words(summary)).into_owned()
 }
 
-fn summary_words(summary: &super::headless::Summary) -> String {
+fn summary_words(summary: &super::summary::Summary) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "session      {}", summary.session);

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use crate::agent::session::SessionEnd;
 use crate::metrics::session::SessionFold;
 use crate::protocol::{Actor, Event, Route, Stamped};
 
@@ -160,5 +161,85 @@ mod tests {
         assert_eq!(shell_quote("/tmp/my repo"), "'/tmp/my repo'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+}
+
+/// The final object of `exec --json`, and what the text summary says.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub session: String,
+    pub outcome: crate::protocol::Outcome,
+    pub steps: u32,
+    /// The model's own summary, from its `finish` call.
+    pub finish: Option<String>,
+    /// The text of the last model turn that said anything.
+    pub last_message: String,
+    /// What the session changed in the work tree; `None` without checkpoints.
+    pub changes: Option<Changes>,
+    /// Why there are no changes to show (no git repository), when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_checkpoints: Option<String>,
+    pub escalations: Vec<EscalationLine>,
+    pub cost: CostLine,
+    pub ask: crate::protocol::AskCounts,
+    /// Steps that tried to change a protected file (`protected_touched` events); left out
+    /// of `--json` when none did.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub protected_touched: u32,
+    /// Steps whose command changed git metadata that handoff undid; left out of `--json`
+    /// when none did. Any makes the exit 5.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub git_repaired: u32,
+    /// How the process exits for this session, by name (`success`, `check_failed`,
+    /// `aborted`, `repaired`), so a `--json` reader sees why without the status.
+    #[serde(serialize_with = "exit_name")]
+    pub exit: crate::exit::Exit,
+    pub log: String,
+}
+
+fn exit_name<S: serde::Serializer>(exit: &crate::exit::Exit, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(exit.name())
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Summary {
+    /// Builds the summary from the session's end, its tally and its repository.
+    pub fn new(
+        end: &SessionEnd,
+        tally: Tally,
+        repo: &std::path::Path,
+        log: &std::path::Path,
+    ) -> Summary {
+        let (changes, no_checkpoints) = match changes(repo, &tally.session) {
+            Ok(c) => (Some(c), None),
+            Err(why) => (None, Some(why)),
+        };
+        Summary {
+            kind: "summary",
+            session: tally.session,
+            outcome: end.outcome,
+            steps: end.steps,
+            finish: tally.finish,
+            last_message: tally.last_message,
+            changes,
+            no_checkpoints,
+            escalations: tally.escalations,
+            cost: tally.cost,
+            ask: end.ask,
+            protected_touched: tally.protected_touched,
+            git_repaired: tally.git_repaired,
+            exit: crate::exit::Exit::for_session(end.outcome, tally.git_repaired),
+            log: log.display().to_string(),
+        }
+    }
+
+    /// What `exec -o FILE` writes: the `finish` summary, else the last message.
+    pub fn final_text(&self) -> &str {
+        self.finish.as_deref().unwrap_or(&self.last_message)
     }
 }

@@ -1,10 +1,70 @@
 //! Checking a tool call's arguments against the offered tool's schema, for text and native
-//! calls alike, so both protocols send the model the same repair message.
+//! calls alike, so both protocols send the model the same repair message; and that message's
+//! vocabulary ([`TextCallError`]), which the text reader (`textcall`) also speaks.
 
 use serde_json::{Map, Value};
 
-use super::textcall::{TextCallError, snippet};
 use super::types::ToolSpec;
+
+/// Why no usable call could be read. The `Display` text is the repair message's core.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TextCallError {
+    /// Nothing in the reply looks like a tool call.
+    #[error("your reply contains no tool call; reply with exactly one tool call as a JSON object {{\"name\": ..., \"arguments\": {{...}}}}; allowed tools: {}", allowed.join(", "))]
+    NoCall { allowed: Vec<String> },
+    /// Something that starts like a call is not valid JSON (or is cut off).
+    #[error("the tool call is not valid JSON ({reason}) near `{snippet}`; write one JSON object {{\"name\": ..., \"arguments\": {{...}}}}; allowed tools: {}", allowed.join(", "))]
+    Unparseable {
+        snippet: String,
+        reason: String,
+        allowed: Vec<String>,
+    },
+    /// A call object without a tool name.
+    #[error("the tool call has no \"name\"; allowed tools: {}", allowed.join(", "))]
+    NoName { allowed: Vec<String> },
+    #[error("there is no tool named `{name}`; allowed tools: {}", allowed.join(", "))]
+    UnknownTool { name: String, allowed: Vec<String> },
+    #[error("`{tool}` needs the argument `{argument}` ({expected}); allowed tools: {}", allowed.join(", "))]
+    MissingArgument {
+        tool: String,
+        argument: String,
+        expected: String,
+        allowed: Vec<String>,
+    },
+    #[error("`{tool}`: the argument `{argument}` must be {expected}, not {found}; allowed tools: {}", allowed.join(", "))]
+    MistypedArgument {
+        tool: String,
+        argument: String,
+        expected: String,
+        found: String,
+        allowed: Vec<String>,
+    },
+}
+
+/// The warning kind and step fact of a reply that was offered tools and holds no call.
+pub const NO_TOOL_CALL: &str = "no_tool_call";
+/// The warning kind and step fact of a call that could not be used (not JSON, unknown tool,
+/// missing or mistyped arguments).
+pub const MALFORMED_CALL: &str = "malformed_call";
+
+impl TextCallError {
+    /// The step fact this error is for the judge: [`NO_TOOL_CALL`] or [`MALFORMED_CALL`].
+    pub fn fact(&self) -> &'static str {
+        match self {
+            TextCallError::NoCall { .. } => NO_TOOL_CALL,
+            _ => MALFORMED_CALL,
+        }
+    }
+}
+
+/// At most 60 characters of `s`, for messages.
+pub(super) fn snippet(s: &str) -> String {
+    const MAX: usize = 60;
+    match s.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
 
 /// Checks a call's arguments against the offered tool's JSON schema: the tool exists, every
 /// required argument is present, every known argument has its declared type. Extra

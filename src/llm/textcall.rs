@@ -20,7 +20,8 @@
 
 use serde_json::{Map, Value};
 
-pub use super::callargs::check_arguments;
+use super::callargs::snippet;
+pub use super::callargs::{MALFORMED_CALL, NO_TOOL_CALL, TextCallError, check_arguments};
 use super::types::{FunctionCall, ToolCall, ToolSpec};
 
 /// A call read from text, checked against the offered tools.
@@ -47,57 +48,6 @@ impl TextCall {
                 name: self.name,
                 arguments: Value::Object(self.arguments).to_string(),
             },
-        }
-    }
-}
-
-/// Why no usable call could be read. The `Display` text is the repair message's core.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TextCallError {
-    /// Nothing in the reply looks like a tool call.
-    #[error("your reply contains no tool call; reply with exactly one tool call as a JSON object {{\"name\": ..., \"arguments\": {{...}}}}; allowed tools: {}", allowed.join(", "))]
-    NoCall { allowed: Vec<String> },
-    /// Something that starts like a call is not valid JSON (or is cut off).
-    #[error("the tool call is not valid JSON ({reason}) near `{snippet}`; write one JSON object {{\"name\": ..., \"arguments\": {{...}}}}; allowed tools: {}", allowed.join(", "))]
-    Unparseable {
-        snippet: String,
-        reason: String,
-        allowed: Vec<String>,
-    },
-    /// A call object without a tool name.
-    #[error("the tool call has no \"name\"; allowed tools: {}", allowed.join(", "))]
-    NoName { allowed: Vec<String> },
-    #[error("there is no tool named `{name}`; allowed tools: {}", allowed.join(", "))]
-    UnknownTool { name: String, allowed: Vec<String> },
-    #[error("`{tool}` needs the argument `{argument}` ({expected}); allowed tools: {}", allowed.join(", "))]
-    MissingArgument {
-        tool: String,
-        argument: String,
-        expected: String,
-        allowed: Vec<String>,
-    },
-    #[error("`{tool}`: the argument `{argument}` must be {expected}, not {found}; allowed tools: {}", allowed.join(", "))]
-    MistypedArgument {
-        tool: String,
-        argument: String,
-        expected: String,
-        found: String,
-        allowed: Vec<String>,
-    },
-}
-
-/// The warning kind and step fact of a reply that was offered tools and holds no call.
-pub const NO_TOOL_CALL: &str = "no_tool_call";
-/// The warning kind and step fact of a call that could not be used (not JSON, unknown tool,
-/// missing or mistyped arguments).
-pub const MALFORMED_CALL: &str = "malformed_call";
-
-impl TextCallError {
-    /// The step fact this error is for the judge: [`NO_TOOL_CALL`] or [`MALFORMED_CALL`].
-    pub fn fact(&self) -> &'static str {
-        match self {
-            TextCallError::NoCall { .. } => NO_TOOL_CALL,
-            _ => MALFORMED_CALL,
         }
     }
 }
@@ -392,15 +342,6 @@ fn collapse_doubled_braces(text: &str) -> String {
     }
     // Only ASCII braces were dropped, so the bytes are still UTF-8.
     String::from_utf8(out).unwrap_or_else(|_| text.to_string())
-}
-
-/// At most 60 characters of `s`, for messages.
-pub(super) fn snippet(s: &str) -> String {
-    const MAX: usize = 60;
-    match s.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_string(),
-    }
 }
 
 /// Watches a streamed reply for the end of its first complete call, so the stream can be

@@ -12,7 +12,6 @@
 use serde::Serialize;
 
 use super::falsify::WorldRun;
-use super::report::reachable;
 use super::scenario::Scenario;
 use super::world::World;
 
@@ -139,6 +138,32 @@ pub fn cost_levels(world: &World) -> Vec<f64> {
         .iter()
         .map(|f| never + f * (always - never))
         .collect()
+}
+
+/// The best accuracy reachable at no more than `cost` by the policies of `frontier` or by
+/// a random mixture of two of them (per query, a coin chooses which one decides; the
+/// mixture's cost and accuracy are the weighted means): the upper concave envelope of the
+/// frontier at `cost`. `None` when every point costs more.
+pub fn reachable(frontier: &[[f64; 2]], cost: f64) -> Option<f64> {
+    let mut best: Option<f64> = None;
+    let mut keep = |a: f64| best = Some(best.map_or(a, |b: f64| b.max(a)));
+    for p in frontier {
+        if p[0] <= cost + 1e-9 {
+            keep(p[1]);
+            for q in frontier.iter().filter(|q| q[0] > cost) {
+                let w = (cost - p[0]) / (q[0] - p[0]);
+                keep(p[1] + w * (q[1] - p[1]));
+            }
+        }
+    }
+    best
+}
+
+/// How far `point` = (cost, accuracy) is above what `frontier` reaches at no more cost
+/// ([`reachable`]): ≤ 0 when the frontier dominates the point; +∞ when nothing is cheap
+/// enough.
+pub fn shortfall(frontier: &[[f64; 2]], point: [f64; 2]) -> f64 {
+    reachable(frontier, point[0]).map_or(f64::INFINITY, |a| point[1] - a)
 }
 
 /// Best accuracy of `name` at no more than `cost` in `run`, never and always included.

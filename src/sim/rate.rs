@@ -10,7 +10,17 @@
 use serde::Serialize;
 
 use super::across_seeds::Spread;
-use super::report::SampleRow;
+
+/// A judge fitted on n labelled trajectories, against the truth.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct SampleRow {
+    pub n: usize,
+    /// Mean |B̂_t − B_t| over queries and ticks 0..=T.
+    pub belief_error: f64,
+    /// Mean objective of the DP policy on the learned belief minus that of the DP policy on
+    /// the true belief, same queries.
+    pub regret: f64,
+}
 
 /// Slope of ln y on ln x; `None` when fewer than two points, or when any point has x ≤ 0
 /// or y ≤ 0 (no point is ever dropped silently: use [`power_fit`] for such data).

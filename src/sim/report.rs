@@ -6,8 +6,10 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::across_seeds::Falsification;
+pub use super::across_seeds::{reachable, shortfall};
 use super::policies::PolicyPoint;
 use super::rate::Rate;
+pub use super::rate::SampleRow;
 use super::world::World;
 
 /// Everything `handoff simulate` reports; serialises to the documented JSON object.
@@ -48,49 +50,12 @@ pub struct ContaminationRow {
     pub escalation_rate: f64,
 }
 
-/// A judge fitted on n labelled trajectories, against the truth.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-pub struct SampleRow {
-    pub n: usize,
-    /// Mean |B̂_t − B_t| over queries and ticks 0..=T.
-    pub belief_error: f64,
-    /// Mean objective of the DP policy on the learned belief minus that of the DP policy on
-    /// the true belief, same queries.
-    pub regret: f64,
-}
-
 /// The first seed's rates, every point in: the log–log slope of the belief error, and the
 /// exponent of a raw-scale power law fitted to the regret (which can be ≤ 0).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Slope {
     pub belief_error: Option<f64>,
     pub regret_power: Option<f64>,
-}
-
-/// The best accuracy reachable at no more than `cost` by the policies of `frontier` or by
-/// a random mixture of two of them (per query, a coin chooses which one decides; the
-/// mixture's cost and accuracy are the weighted means): the upper concave envelope of the
-/// frontier at `cost`. `None` when every point costs more.
-pub fn reachable(frontier: &[[f64; 2]], cost: f64) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    let mut keep = |a: f64| best = Some(best.map_or(a, |b: f64| b.max(a)));
-    for p in frontier {
-        if p[0] <= cost + 1e-9 {
-            keep(p[1]);
-            for q in frontier.iter().filter(|q| q[0] > cost) {
-                let w = (cost - p[0]) / (q[0] - p[0]);
-                keep(p[1] + w * (q[1] - p[1]));
-            }
-        }
-    }
-    best
-}
-
-/// How far `point` = (cost, accuracy) is above what `frontier` reaches at no more cost
-/// ([`reachable`]): ≤ 0 when the frontier dominates the point; +∞ when nothing is cheap
-/// enough.
-pub fn shortfall(frontier: &[[f64; 2]], point: [f64; 2]) -> f64 {
-    reachable(frontier, point[0]).map_or(f64::INFINITY, |a| point[1] - a)
 }
 
 fn optional(v: Option<f64>, digits: usize) -> String {

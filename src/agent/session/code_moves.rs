@@ -5,7 +5,6 @@
 //! is [`super::code_step`]'s second half.
 
 use super::check_message::check_tail;
-use super::code_step::CodeOutcome;
 use super::{After, Next, Session};
 use crate::agent::handoff::OperatorReply;
 use crate::agent::step::Acted;
@@ -14,7 +13,7 @@ use crate::code::place::{self, PlaceError, Placed};
 use crate::code::reply::{self as code_reply, Request};
 use crate::competence::StepFacts;
 use crate::llm::types::{FunctionCall, ToolCall};
-use crate::protocol::{Actor, EscalationReason, Outcome};
+use crate::protocol::{Actor, EscalationReason, Outcome, SignalKind};
 
 /// What a reply comes to before anything runs.
 pub(super) enum CodeMove {
@@ -26,6 +25,60 @@ pub(super) enum CodeMove {
     Done,
     /// Nothing can be done with it: the warning kind and the message for the model.
     Unusable(&'static str, String),
+}
+
+/// What one move of a `code` reply came to: the shape of the tool protocol's step outcome
+/// (`tool_step.rs`) with what writing code adds — the signals the recorded step raised,
+/// the checkpoint it left, and the message the writer is shown next. The check adds to it;
+/// the conclusion reads only it.
+pub(super) struct CodeOutcome {
+    pub facts: StepFacts,
+    pub sparse: Vec<SignalKind>,
+    /// The tool the move stood for; `None` when the reply was unusable.
+    pub tool: Option<&'static str>,
+    pub ok: bool,
+    pub checkpoint: Option<String>,
+    pub after: After,
+    /// What the writer is shown after its reply; `None`: the reply stands alone.
+    pub feedback: Option<String>,
+    /// The reply was unusable and no repair note is left.
+    pub repairs_spent: bool,
+}
+
+impl CodeOutcome {
+    /// A move that leaves the loop to go on, with no signals and repairs to spare.
+    pub(super) fn new(
+        facts: StepFacts,
+        tool: Option<&'static str>,
+        ok: bool,
+        checkpoint: Option<String>,
+        feedback: Option<String>,
+    ) -> CodeOutcome {
+        CodeOutcome {
+            facts,
+            sparse: Vec::new(),
+            tool,
+            ok,
+            checkpoint,
+            after: After::Continue,
+            feedback,
+            repairs_spent: false,
+        }
+    }
+
+    /// A recorded call (`run`, `edit`): its report's facts, signals and checkpoint.
+    pub(super) fn recorded(
+        report: step::StepReport,
+        tool: &'static str,
+        ok: bool,
+        feedback: Option<String>,
+    ) -> CodeOutcome {
+        let checkpoint = report.checkpoint;
+        CodeOutcome {
+            sparse: report.sparse,
+            ..CodeOutcome::new(report.facts, Some(tool), ok, checkpoint, feedback)
+        }
+    }
 }
 
 fn synthetic(step: u32, name: &str, arguments: serde_json::Value) -> ToolCall {

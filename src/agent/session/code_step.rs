@@ -12,18 +12,18 @@
 //! `success`; after a failure the junior answers its first message again at
 //! `agent.retry_temperature` (`retry = "resample"`, the default), or is shown the command,
 //! the exit status and the output's tail as the next message (`"feedback"`). The judge
-//! gets `check_failed` on a failing check and `tests_fixed` when a check passes, or fails fewer tests, after a failing one; code that
-//! does not parse or cannot be placed is never written and counts as a malformed move
-//! (`syntax_rejected` and `edit_unplaced` warnings name which), an edit that changes
-//! nothing is `no_diff`, and the same reply on the same tree is a repeat.
-
+//! gets `check_failed` on a failing check and `tests_fixed` when a check passes, or fails
+//! fewer tests, after a failing one; code that does not parse or cannot be placed is never
+//! written and counts as a malformed move (`syntax_rejected` and `edit_unplaced` warnings
+//! name which), an edit that changes nothing is `no_diff`, and the same reply on the same
+//! tree is a repeat.
 //!
 //! The step reads as its phases: the reply becomes one [`CodeMove`] and the move is carried
-//! out ([`super::code_moves`]), the check judges the tree ([`Session::check_code`]), and
+//! out ([`super::code_moves`], where [`CodeOutcome`] is too), the check judges the tree ([`Session::check_code`]), and
 //! [`Session::conclude_code`] decides what comes next from the [`CodeOutcome`] alone.
 
 use super::check_message::failure_message;
-use super::code_moves::CodeMove;
+use super::code_moves::{CodeMove, CodeOutcome};
 use super::{After, Next, Session};
 use crate::agent::{reply, step, tools};
 use crate::competence::Verdict;
@@ -32,7 +32,7 @@ use crate::competence::repeats::{Move, Repeat};
 use crate::config::Retry;
 use crate::llm::Client;
 use crate::llm::types::Message;
-use crate::protocol::{Actor, EscalationReason, Outcome, SignalKind, StepFacts};
+use crate::protocol::{Actor, EscalationReason, Outcome, SignalKind};
 use step::CheckResult;
 
 /// The `code` protocol's part of the session state.
@@ -66,60 +66,6 @@ impl Default for Seat {
         Seat {
             resampler: None,
             opening: 2,
-        }
-    }
-}
-
-/// What one move of a `code` reply came to: the shape of the tool protocol's step outcome
-/// (`tool_step.rs`) with what writing code adds — the signals the recorded step raised,
-/// the checkpoint it left, and the message the writer is shown next. The check adds to it;
-/// the conclusion reads only it.
-pub(super) struct CodeOutcome {
-    pub facts: StepFacts,
-    pub sparse: Vec<SignalKind>,
-    /// The tool the move stood for; `None` when the reply was unusable.
-    pub tool: Option<&'static str>,
-    pub ok: bool,
-    pub checkpoint: Option<String>,
-    pub after: After,
-    /// What the writer is shown after its reply; `None`: the reply stands alone.
-    pub feedback: Option<String>,
-    /// The reply was unusable and no repair note is left.
-    pub repairs_spent: bool,
-}
-
-impl CodeOutcome {
-    /// A move that leaves the loop to go on, with no signals and repairs to spare.
-    pub(super) fn new(
-        facts: StepFacts,
-        tool: Option<&'static str>,
-        ok: bool,
-        checkpoint: Option<String>,
-        feedback: Option<String>,
-    ) -> CodeOutcome {
-        CodeOutcome {
-            facts,
-            sparse: Vec::new(),
-            tool,
-            ok,
-            checkpoint,
-            after: After::Continue,
-            feedback,
-            repairs_spent: false,
-        }
-    }
-
-    /// A recorded call (`run`, `edit`): its report's facts, signals and checkpoint.
-    pub(super) fn recorded(
-        report: step::StepReport,
-        tool: &'static str,
-        ok: bool,
-        feedback: Option<String>,
-    ) -> CodeOutcome {
-        let checkpoint = report.checkpoint;
-        CodeOutcome {
-            sparse: report.sparse,
-            ..CodeOutcome::new(report.facts, Some(tool), ok, checkpoint, feedback)
         }
     }
 }
