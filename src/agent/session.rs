@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use crate::competence::{Exploration, Gate, Verdict};
+use crate::competence::{Exploration, Gate, TestRuns, Verdict};
 use crate::config::Config;
 use crate::llm::Client;
 use crate::llm::types::{ChatRequest, Message};
@@ -201,6 +201,7 @@ pub async fn run(
         censored: false,
         barred: None,
         code,
+        tests: TestRuns::default(),
     };
     let outcome = session.steps().await;
     Ok(session.finish(outcome).await)
@@ -257,6 +258,9 @@ struct Session<'a> {
     /// The junior or the senior writes code (`tool_protocol = "code"`): the targets, the
     /// last check, each seat's resampling state.
     code: Option<CodeSession>,
+    /// The test runs the models made with `run`: what `check_failed` and `tests_fixed`
+    /// are judged against under the tool protocols.
+    tests: TestRuns,
 }
 
 /// The first message of a `code` session, and the body of a handoff note: the task, the

@@ -196,8 +196,70 @@ impl StepVerdict {
 pub struct StepMemory {
     /// The moves so far, by the tree they were made on.
     progress: Progress,
+    tests: TestRuns,
+}
+
+/// What one command said, as the test-run rule reads it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandRun<'a> {
+    pub command: &'a str,
+    /// `None` when it was killed.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub output: &'a str,
+    /// `agent.check`, when configured.
+    pub check: Option<&'a str>,
+}
+
+/// The facts a command gives when it runs tests, `None` for any other command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TestRunFacts {
+    /// It could not run at all (not found, not executable, killed, timed out).
+    pub could_not_run: bool,
+    /// It is the configured check, and it failed.
+    pub check_failed: bool,
+    /// Fewer failing tests than the test run before it, or passing after a failure.
+    pub tests_fixed: bool,
+    pub counts: Option<TestCounts>,
+}
+
+/// The test runs of one session: the rule behind `check_failed` and `tests_fixed` for a
+/// `run` the model makes itself (the tool protocols; under the `code` protocol the harness
+/// runs the check and judges it the same way).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TestRuns {
     /// Failing tests of the last test run with counts, or 1/0 for one without.
     last_failing: Option<u32>,
+}
+
+impl TestRuns {
+    /// Judges `run` when it is a test run (the check, or a known test command) and
+    /// remembers its failures; `None` for a command that runs no tests.
+    pub fn judge(&mut self, run: &CommandRun) -> Option<TestRunFacts> {
+        let is_check = run.check.is_some_and(|c| same_command(c, run.command));
+        if !is_check && !is_test_command(run.command) {
+            return None;
+        }
+        let failed = run.exit_code != Some(0) || run.timed_out;
+        let could_not_run =
+            run.timed_out || run.exit_code.is_none() || matches!(run.exit_code, Some(126 | 127));
+        let counts = parse_test_counts(run.output);
+        let failing = match counts {
+            Some(c) => c.failed,
+            None => u32::from(failed),
+        };
+        let mut tests_fixed = false;
+        if !could_not_run {
+            tests_fixed = self.last_failing.is_some_and(|before| failing < before);
+            self.last_failing = Some(failing);
+        }
+        Some(TestRunFacts {
+            could_not_run,
+            check_failed: is_check && failed,
+            tests_fixed,
+            counts,
+        })
+    }
 }
 
 impl StepMemory {
@@ -229,29 +291,26 @@ impl StepMemory {
         };
         match step.command {
             Some(command) => {
-                let is_check = step.check.is_some_and(|c| same_command(c, command));
-                let is_test = is_check || is_test_command(command);
-                let failed = step.exit_code != Some(0) || step.timed_out;
-                let could_not_run = step.timed_out
-                    || step.exit_code.is_none()
-                    || matches!(step.exit_code, Some(126 | 127));
-                if is_test {
-                    v.facts.tool_error = could_not_run;
-                    v.facts.check_failed = is_check && failed;
-                    v.tests = parse_test_counts(step.output);
-                    let failing = match v.tests {
-                        Some(c) => c.failed,
-                        None => u32::from(failed),
-                    };
-                    if !could_not_run {
-                        if self.last_failing.is_some_and(|before| failing < before) {
+                let run = CommandRun {
+                    command,
+                    exit_code: step.exit_code,
+                    timed_out: step.timed_out,
+                    output: step.output,
+                    check: step.check,
+                };
+                match self.tests.judge(&run) {
+                    Some(t) => {
+                        v.facts.tool_error = t.could_not_run;
+                        v.facts.check_failed = t.check_failed;
+                        v.tests = t.counts;
+                        if t.tests_fixed {
                             v.sparse.push(SignalKind::TestsFixed);
                         }
-                        self.last_failing = Some(failing);
                     }
-                } else {
-                    v.facts.tool_error = failed;
-                    v.facts.no_diff = unchanged;
+                    None => {
+                        v.facts.tool_error = step.exit_code != Some(0) || step.timed_out;
+                        v.facts.no_diff = unchanged;
+                    }
                 }
             }
             None => {

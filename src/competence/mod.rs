@@ -51,7 +51,10 @@ pub use belief::{Belief, Judge, Reading};
 pub use calibration::{CALIBRATION_VERSION, Calibration, FittedOn};
 pub use calibrator::{CalibrationMap, EqualMassBins, Isotonic, MapKind, Platt, ScoreRow};
 pub use dp::{DpSpec, OptimalSchedule, solve, solve_visiting};
-pub use facts::{StepDescription, StepMemory, StepVerdict, TestCounts, parse_test_counts};
+pub use facts::{
+    CommandRun, StepDescription, StepMemory, StepVerdict, TestCounts, TestRunFacts, TestRuns,
+    parse_test_counts,
+};
 pub use features::{Feature, FeatureModel, FeatureState};
 pub use fit::{BeliefModel, FitOptions, FitReport, fit};
 pub use gate::{Exploration, Gate, Verdict};

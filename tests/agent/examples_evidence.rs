@@ -181,3 +181,111 @@ async fn a_hidden_checks_output_reaches_no_model_not_the_junior_nor_the_senior()
         "the note says why it shows no output"
     );
 }
+
+#[tokio::test]
+async fn a_native_tool_session_that_fixes_its_failing_check_ends_with_the_belief_raised() {
+    use serde_json::json;
+    if !has_python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let check = "python3 -m unittest -q";
+    let fixed = "def double(x):\n    return 2 * x\n";
+    let junior = Script::new(vec![
+        reply(
+            confident("Running the tests."),
+            Some(("c1", "run", json!({"command": check}))),
+        ),
+        reply(
+            confident("Fixing double."),
+            Some((
+                "c2",
+                "write_file",
+                json!({"path": "mathx.py", "content": fixed}),
+            )),
+        ),
+        reply(
+            confident("Again."),
+            Some(("c3", "run", json!({"command": check}))),
+        ),
+        reply(
+            confident("Done."),
+            Some(("c4", "finish", json!({"summary": "double doubles"}))),
+        ),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let test = "import unittest\nfrom mathx import double\n\n\nclass T(unittest.TestCase):\n    def test_double(self):\n        self.assertEqual(double(3), 6)\n";
+    let dir = repo(&[
+        ("mathx.py", "def double(x):\n    return x + 2\n"),
+        ("test_mathx.py", test),
+    ]);
+    let mut cfg = config(&j, &s);
+    cfg.agent.check = Some(check.into());
+    cfg.policy.constant = 0.01;
+    let home = tempfile::tempdir().expect("home");
+    let path = write_config(home.path(), &cfg);
+    let log = home.path().join("s.jsonl");
+    let ran = bin(
+        home.path(),
+        &[
+            OsStr::new("exec"),
+            OsStr::new("--repo"),
+            dir.path().as_os_str(),
+            OsStr::new("--config"),
+            path.as_os_str(),
+            OsStr::new("--log"),
+            log.as_os_str(),
+            OsStr::new("Make double double."),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    let all = log_events(&log);
+    let trace: Vec<String> = all
+        .iter()
+        .filter(|e| {
+            e["type"] == "step_ended" || e["type"] == "tool_resulted" || e["type"] == "warning"
+        })
+        .map(|e| e.to_string().chars().take(300).collect())
+        .collect();
+    assert_eq!(
+        ran.code,
+        Some(0),
+        "{}\n{}\n{}",
+        ran.stdout,
+        ran.stderr,
+        trace.join("\n")
+    );
+    let ends: Vec<Value> = log_events(&log)
+        .into_iter()
+        .filter(|e| e["type"] == "step_ended")
+        .collect();
+    let present = |e: &Value, signal: &str| {
+        e["terms"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["signal"] == signal && t["value"] == 1.0))
+    };
+    let failed = ends
+        .iter()
+        .position(|e| present(e, "check_failed"))
+        .expect("the failing run is check_failed");
+    assert!(
+        !present(&ends[failed], "tool_error"),
+        "a failing test run is not a tool error"
+    );
+    let fixed_at = ends
+        .iter()
+        .position(|e| present(e, "tests_fixed"))
+        .expect("the passing run is tests_fixed");
+    assert!(fixed_at > failed);
+    let belief = |e: &Value| e["belief"].as_f64().expect("belief");
+    assert!(
+        belief(&ends[fixed_at]) > belief(&ends[failed]),
+        "B after the fix {} is above B after the failure {}",
+        belief(&ends[fixed_at]),
+        belief(&ends[failed])
+    );
+    let last = ends.last().expect("a last step");
+    assert!(belief(last) > belief(&ends[failed]));
+}

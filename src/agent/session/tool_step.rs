@@ -7,10 +7,10 @@
 //! way out: the call never ran, so, like a cut stream, it leaves no step end.
 
 use crate::competence::repeats::{Move, Repeat};
-use crate::competence::{StepFacts, Verdict};
+use crate::competence::{CommandRun, StepFacts, Verdict};
 use crate::config::HandoffMode;
 use crate::llm::types::{Message, ToolCall};
-use crate::protocol::{Actor, EscalationReason, Outcome};
+use crate::protocol::{Actor, EscalationReason, Outcome, SignalKind};
 
 use super::super::handoff::OperatorReply;
 use super::super::reply::{self, CallProblem, Read};
@@ -126,6 +126,7 @@ impl Session<'_> {
         let acted = step::act(&self.env, &self.emitter, &mut self.inbox, step, actor, call).await;
         let mut resolved = self.resolve(acted, &name).await?;
         resolved.facts.repeats = repeat.of_move;
+        let tests_fixed = self.judge_test_run(call, &mut resolved);
         self.ledger.tool(
             &name,
             resolved.ok,
@@ -139,7 +140,11 @@ impl Session<'_> {
             refused: resolved.refused,
         };
         let last = self.last_checkpoint.as_deref();
-        let report = step::record(&self.env, &self.emitter, step, (call, extra), ran, last).await;
+        let mut report =
+            step::record(&self.env, &self.emitter, step, (call, extra), ran, last).await;
+        if tests_fixed {
+            report.sparse.push(SignalKind::TestsFixed);
+        }
         Some(StepOutcome {
             report,
             tool: Some(name),
@@ -148,6 +153,35 @@ impl Session<'_> {
             repeat,
             repairs_spent: false,
         })
+    }
+
+    /// A `run` of tests (the check, or a known test runner): a failing run is
+    /// `check_failed` (the check) or nothing (other tests), not a tool error, unless it
+    /// could not run at all; true when it fixed tests a run before it failed
+    /// (`tests_fixed`), the rule the code protocol's check follows too.
+    fn judge_test_run(&mut self, call: &ToolCall, resolved: &mut Resolved) -> bool {
+        if call.function.name != tools::spec::RUN || !matches!(resolved.after, After::Continue) {
+            return false;
+        }
+        let arguments = step::arguments(call);
+        let Some(command) = arguments.get("command").and_then(|c| c.as_str()) else {
+            return false;
+        };
+        let (exit_code, timed_out) = crate::agent::tools::run::exit_status_of(&resolved.output);
+        let check = self.config().agent.check.clone();
+        let run = CommandRun {
+            command,
+            exit_code,
+            timed_out,
+            output: &resolved.output,
+            check: check.as_deref(),
+        };
+        let Some(t) = self.tests.judge(&run) else {
+            return false;
+        };
+        resolved.facts.tool_error = t.could_not_run;
+        resolved.facts.check_failed = t.check_failed;
+        t.tests_fixed
     }
 
     /// What the call `name` came to; `None` for a forced escalation (the call never ran).

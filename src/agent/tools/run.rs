@@ -367,6 +367,20 @@ fn denial(result: &CommandResult, spec: &ShellCommand) -> Option<sandbox::denial
     sandbox::denial::find(&result.output_tail, &policy.writable, &spec.cwd)
 }
 
+/// A `run` result's exit code and whether it timed out, read back from the head line
+/// [`outcome`] writes (`exit code: N`, `timed out after …`): the test-run rule judges what
+/// the model was shown. `(None, false)`: killed, or not a `run` result.
+pub(crate) fn exit_status_of(output: &str) -> (Option<i32>, bool) {
+    let first = output.lines().next().unwrap_or("");
+    if first.starts_with("timed out after ") {
+        return (None, true);
+    }
+    let code = first
+        .strip_prefix("exit code: ")
+        .and_then(|c| c.trim().parse().ok());
+    (code, false)
+}
+
 fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome {
     let mut head = match (result.timed_out, result.exit_code) {
         _ if result.stopped.is_some() => String::new(),
@@ -410,6 +424,33 @@ fn outcome(result: &CommandResult, timeout: Duration, cap: usize) -> ToolOutcome
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exit_status_reads_back_from_the_head_line_outcome_writes() {
+        let result = |exit_code, timed_out| CommandResult {
+            exit_code,
+            signal: None,
+            timed_out,
+            output_tail: "exit code: 9 is printed by the command\n".into(),
+            total_bytes: 40,
+            sandboxed: false,
+            layers: Layers::default(),
+            stopped: None,
+        };
+        let t = Duration::from_secs(5);
+        let out = |r: &CommandResult| outcome(r, t, 4096).output;
+        assert_eq!(
+            exit_status_of(&out(&result(Some(1), false))),
+            (Some(1), false)
+        );
+        assert_eq!(
+            exit_status_of(&out(&result(Some(0), false))),
+            (Some(0), false)
+        );
+        assert_eq!(exit_status_of(&out(&result(None, true))), (None, true));
+        assert_eq!(exit_status_of(&out(&result(None, false))), (None, false));
+        assert_eq!(exit_status_of("no head line"), (None, false));
+    }
 
     #[test]
     fn the_tail_keeps_the_end_and_counts_everything() {
