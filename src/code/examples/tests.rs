@@ -1,3 +1,4 @@
+use super::expr::free_names;
 use super::*;
 
 fn calls(x: &Extracted) -> Vec<(&str, &str)> {
