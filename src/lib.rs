@@ -20,6 +20,7 @@ pub mod demo;
 pub mod diffview;
 pub mod eval;
 pub mod exit;
+pub(crate) mod infile;
 pub(crate) mod instructions;
 pub mod judge;
 pub mod llm;
