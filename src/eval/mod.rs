@@ -20,6 +20,7 @@ pub mod operator;
 pub(crate) mod origin;
 pub(crate) mod plot;
 pub(crate) mod policy;
+mod recheck;
 pub(crate) mod report;
 pub mod run;
 pub mod suite;
