@@ -23,7 +23,20 @@ struct Out {
 /// Runs the binary with `args` in `home`, stdin closed; panics when it has not ended
 /// within `limit` (what a FIFO or an endless read would do).
 async fn handoff(home: &Path, args: &[&OsStr], limit: Duration) -> Out {
-    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+    handoff_as(home, args, limit, None).await
+}
+
+/// As [`handoff`], as the user `uid` when given (`home` must be theirs).
+async fn handoff_as(home: &Path, args: &[&OsStr], limit: Duration, uid: Option<u32>) -> Out {
+    let bin = match uid {
+        Some(_) => super::binary_for_others(),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_handoff")),
+    };
+    let mut cmd = tokio::process::Command::new(bin);
+    if let Some(uid) = uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let run = cmd
         .args(args)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_DATA_HOME", home.join("data"))
@@ -382,8 +395,9 @@ fn evil_suite(dir: &Path) {
     std::fs::write(dir.join("hidden/t/tests/hidden.sh"), "exit 1\n").expect("hidden");
 }
 
-/// `handoff eval` of [`evil_suite`] whose junior runs `command` once; the run's record.
-async fn eval_one(home: &Path, command: &str) -> (serde_json::Value, String) {
+/// `handoff eval` of [`evil_suite`] whose junior runs `command` once, as `user` when
+/// given (everything it needs handed to it); the run's record and the session's log.
+async fn eval_one(home: &Path, command: &str, user: Option<u32>) -> (serde_json::Value, String) {
     let suite = home.join("suite");
     evil_suite(&suite);
     let j = ScriptedServer::start(one_command(command))
@@ -396,7 +410,10 @@ async fn eval_one(home: &Path, command: &str) -> (serde_json::Value, String) {
     cfg.agent.sandbox = true;
     let cfg = write_config(home, &cfg);
     let out = home.join("out");
-    let ran = handoff(
+    if user.is_some() {
+        super::hostile::give_to_nobody(home);
+    }
+    let ran = handoff_as(
         home,
         &[
             OsStr::new("eval"),
@@ -410,6 +427,7 @@ async fn eval_one(home: &Path, command: &str) -> (serde_json::Value, String) {
             OsStr::new("--json"),
         ],
         Duration::from_secs(300),
+        user,
     )
     .await;
     let report: serde_json::Value = serde_json::from_str(&ran.stdout)
@@ -421,7 +439,7 @@ async fn eval_one(home: &Path, command: &str) -> (serde_json::Value, String) {
 /// Items 1 and 2: `eval` re-checks a failed session's tree in the sandbox, and lays the
 /// hidden tests without following a planted link. A `t_evil.sh` the model wrote, run by
 /// the re-check, cannot write outside; a `tests -> outside` link does not receive the
-/// hidden test.
+/// hidden test. As root and as `nobody` (whose sandbox is made in a user namespace).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eval_rechecks_the_models_tree_in_the_sandbox_and_lays_hidden_tests_beneath() {
     let plan = handoff::agent::sandbox::namespace::plan();
@@ -429,40 +447,60 @@ async fn eval_rechecks_the_models_tree_in_the_sandbox_and_lays_hidden_tests_bene
         eprintln!("skipped: needs the sandbox's namespaces");
         return;
     }
+    for user in super::hostile::users() {
+        eval_escapes_stay_inside(user).await;
+    }
+}
+
+/// [`eval_rechecks_the_models_tree_in_the_sandbox_and_lays_hidden_tests_beneath`] as `user`.
+async fn eval_escapes_stay_inside(user: Option<u32>) {
+    let who = super::hostile::who(user);
+    // Directories outside the repository the user could write to, were it not sandboxed.
+    let outside = |home: &Path| {
+        let dir = home.join("outside");
+        std::fs::create_dir_all(&dir).expect("outside");
+        dir
+    };
     // Item 1: the model's script writes outside when the check runs it.
     let home = tempfile::tempdir().expect("home");
-    let outside = tempfile::tempdir().expect("outside");
-    let marker = outside.path().join("marker");
+    let outside_dir = outside(home.path());
+    let marker = outside_dir.join("marker");
     let command = format!(
         "printf 'echo pwned > {}\\n' > t_evil.sh && echo planted",
         marker.display()
     );
-    let (run, log) = eval_one(home.path(), &command).await;
-    assert_eq!(run["passed"], false, "{run}");
-    assert!(log.contains("planted"), "the junior's command ran: {log}");
+    let (run, log) = eval_one(home.path(), &command, user).await;
+    assert_eq!(run["passed"], false, "{who}: {run}");
+    assert!(
+        log.contains("planted"),
+        "{who}: the junior's command ran: {log}"
+    );
     assert!(
         log.contains("\"check_ran\""),
-        "the session's check ran the script: {log}"
+        "{who}: the session's check ran the script: {log}"
     );
     assert!(
         !marker.exists(),
-        "a script the model wrote wrote outside the repository during eval's check"
+        "{who}: a script the model wrote wrote outside the repository during eval's check"
     );
 
     // Item 2: a link where the hidden tests go.
     let home = tempfile::tempdir().expect("home");
-    let outside = tempfile::tempdir().expect("outside");
-    let command = format!("ln -s {} tests && echo linked", outside.path().display());
-    let (run, log) = eval_one(home.path(), &command).await;
-    assert!(log.contains("linked"), "the junior's command ran: {log}");
-    assert_eq!(run["passed"], false, "{run}");
-    let written: Vec<PathBuf> = std::fs::read_dir(outside.path())
+    let outside_dir = outside(home.path());
+    let command = format!("ln -s {} tests && echo linked", outside_dir.display());
+    let (run, log) = eval_one(home.path(), &command, user).await;
+    assert!(
+        log.contains("linked"),
+        "{who}: the junior's command ran: {log}"
+    );
+    assert_eq!(run["passed"], false, "{who}: {run}");
+    let written: Vec<PathBuf> = std::fs::read_dir(&outside_dir)
         .expect("outside")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     assert!(
         written.is_empty(),
-        "eval wrote through the planted link: {written:?}"
+        "{who}: eval wrote through the planted link: {written:?}"
     );
 }
 
