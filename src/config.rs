@@ -46,16 +46,10 @@ pub enum ConfigError {
     /// A `-c key=value` or `HANDOFF_*` setting that cannot be applied or does not validate.
     #[error("{origin}: {message}")]
     Override { origin: String, message: String },
-    /// A FIFO would block the start until something writes to it, a device would be read
-    /// without end: only a regular file (or a link to one) is a config.
-    #[error("config {path}: not a regular file ({kind}); give the path of a TOML file")]
-    NotAFile { path: PathBuf, kind: &'static str },
-    #[error("config {path}: {bytes} bytes, more than the {limit} a config may have")]
-    TooLarge {
-        path: PathBuf,
-        bytes: u64,
-        limit: u64,
-    },
+    /// Not a regular file of at most [`MAX_CONFIG_BYTES`]: a FIFO would block the start
+    /// until something writes to it, a device would be read without end.
+    #[error("config {0}")]
+    File(#[source] crate::infile::InputFileError),
     #[error("config file {0} already exists; not overwriting it")]
     Exists(PathBuf),
     #[error("no home directory found to place the config in")]
@@ -464,41 +458,10 @@ impl Config {
         Ok(config)
     }
 
-    /// Reads a config file: a regular file of at most [`MAX_CONFIG_BYTES`], checked before
-    /// it is opened (opening a FIFO would wait for a writer).
+    /// Reads a config file: a regular file of at most [`MAX_CONFIG_BYTES`], opened without
+    /// blocking (see [`crate::infile`]).
     pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
-        let read = |source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        };
-        let meta = std::fs::metadata(path).map_err(read)?;
-        if !meta.is_file() {
-            use std::os::unix::fs::FileTypeExt;
-            let t = meta.file_type();
-            let kind = if t.is_dir() {
-                "a directory"
-            } else if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_char_device() || t.is_block_device() {
-                "a device"
-            } else if t.is_socket() {
-                "a socket"
-            } else {
-                "not a file"
-            };
-            return Err(ConfigError::NotAFile {
-                path: path.to_path_buf(),
-                kind,
-            });
-        }
-        if meta.len() > MAX_CONFIG_BYTES {
-            return Err(ConfigError::TooLarge {
-                path: path.to_path_buf(),
-                bytes: meta.len(),
-                limit: MAX_CONFIG_BYTES,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(read)?;
+        let text = read_file(path)?;
         Config::parse(&text, &path.display().to_string())
     }
 
@@ -529,6 +492,15 @@ impl Config {
 
 /// The largest config file read: the documented example is about 10 KB.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of the config file `path`, read once and bounded.
+pub(crate) fn read_file(path: &Path) -> Result<String, ConfigError> {
+    use crate::infile::InputFileError;
+    crate::infile::read_text(path, MAX_CONFIG_BYTES, "a TOML file").map_err(|e| match e {
+        InputFileError::Read { path, source } => ConfigError::Read { path, source },
+        other => ConfigError::File(other),
+    })
+}
 
 /// The XDG config file path (`~/.config/handoff/config.toml` on Linux).
 pub fn default_path() -> Option<PathBuf> {

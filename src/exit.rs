@@ -29,6 +29,7 @@
 //! abort should retry it.
 
 use crate::config::ConfigError;
+use crate::infile::InputFileError;
 use crate::protocol::Outcome;
 
 /// Marks an error as the fault of an input the user gave (a suite, a log, a task file),
@@ -113,7 +114,7 @@ impl Exit {
     pub fn for_error(err: &anyhow::Error) -> Exit {
         let input = err
             .chain()
-            .any(|c| c.is::<BadInput>() || c.is::<ConfigError>());
+            .any(|c| c.is::<BadInput>() || c.is::<ConfigError>() || c.is::<InputFileError>());
         if input { Exit::BadInput } else { Exit::Aborted }
     }
 

@@ -7,13 +7,27 @@
 //! capped: a long file must not crowd out the task and the history of a small model's
 //! context window, so what exceeds the cap is cut at a character boundary and the cut is
 //! said in the text (the model and the log both see that something was left out).
+//!
+//! The repository is the model's to write, so the files are read the way the file tools
+//! read ([`crate::beneath`]): relative to a handle on the root, never through a symlink
+//! (an `AGENTS.md` linked to `~/.ssh/id_rsa` or `/proc/self/environ` would put a secret
+//! into the prompt, past `agent.readable_roots`), only when regular (opened without
+//! blocking, so a FIFO cannot hang the start), and at most [`MAX_FILE_BYTES`] of each.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
+
+use crate::beneath::{Kind, RootDir};
 
 /// The file names looked for by default.
 pub const DEFAULT_FILES: [&str; 1] = ["AGENTS.md"];
 /// Bytes of instruction text put into a prompt by default (codex's default too).
 pub const DEFAULT_CAP_BYTES: usize = 32 * 1024;
+
+/// Bytes of one instruction file read at most: well past the prompt's cap, so the cut
+/// note stays exact for any file a person writes, while `/dev/zero` behind a name cannot
+/// be read without end.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// One instruction file found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +35,8 @@ pub struct InstructionFile {
     /// Path relative to the repository root, as shown in the prompt.
     pub path: String,
     pub text: String,
+    /// Bytes of the file past [`MAX_FILE_BYTES`], never read; counted in the cut note.
+    pub unread: u64,
 }
 
 /// The prompt block for `files`, at most `cap_bytes` long (the header of each file
@@ -38,17 +54,22 @@ pub fn block(files: &[InstructionFile], cap_bytes: usize) -> String {
         ));
     }
     let out = out.trim_start().to_string();
-    if out.len() <= cap_bytes {
+    let unread: u64 = files.iter().map(|f| f.unread).sum();
+    if out.len() <= cap_bytes && unread == 0 {
         return out;
     }
-    let note = |cut: usize| format!("\n\n[instructions cut: {cut} more bytes not shown]");
+    let note = |cut: u64| format!("\n\n[instructions cut: {cut} more bytes not shown]");
     // The note's own length depends on the number in it; reserve the longest.
-    let reserve = note(out.len()).len();
-    let mut end = cap_bytes.saturating_sub(reserve);
+    let reserve = note(out.len() as u64 + unread).len();
+    let mut end = if out.len() + reserve <= cap_bytes {
+        out.len()
+    } else {
+        cap_bytes.saturating_sub(reserve)
+    };
     while end > 0 && !out.is_char_boundary(end) {
         end -= 1;
     }
-    let cut = out.len() - end;
+    let cut = (out.len() - end) as u64 + unread;
     format!("{}{}", &out[..end], note(cut))
 }
 
@@ -62,43 +83,81 @@ pub fn with_instructions(system: &str, block: &str) -> String {
 }
 
 /// Reads the instruction files named `names` from `root` down to `cwd` (which must be
-/// inside `root`; otherwise only `root` is searched). Unreadable or non-UTF-8 files are
-/// returned as errors for the caller to warn about, never silently dropped.
+/// inside `root`; otherwise only `root` is searched). Unreadable or non-UTF-8 files, and
+/// names that are a symlink, a FIFO or a device, are returned as errors for the caller to
+/// warn about, never silently dropped and never followed.
 pub fn find(
     root: &Path,
     cwd: &Path,
     names: &[String],
 ) -> (Vec<InstructionFile>, Vec<(PathBuf, std::io::Error)>) {
-    let mut dirs = vec![root.to_path_buf()];
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    let dir = match RootDir::open(root) {
+        Ok(dir) => dir,
+        Err(e) => {
+            errors.push((root.to_path_buf(), e));
+            return (found, errors);
+        }
+    };
+    let mut dirs = vec![PathBuf::new()];
     if let Ok(rel) = cwd.strip_prefix(root) {
-        let mut d = root.to_path_buf();
+        let mut d = PathBuf::new();
         for part in rel.components() {
             d.push(part);
             dirs.push(d.clone());
         }
     }
-    let mut found = Vec::new();
-    let mut errors = Vec::new();
-    for dir in dirs {
+    for rel_dir in dirs {
         for name in names {
-            let path = dir.join(name);
-            if !path.is_file() {
-                continue;
-            }
-            match std::fs::read_to_string(&path) {
-                Ok(text) => found.push(InstructionFile {
-                    path: path
-                        .strip_prefix(root)
-                        .unwrap_or(&path)
-                        .display()
-                        .to_string(),
-                    text,
-                }),
-                Err(e) => errors.push((path, e)),
+            let rel = rel_dir.join(name);
+            match read_one(&dir, &rel) {
+                Ok(Some(file)) => found.push(file),
+                Ok(None) => {}
+                Err(e) => errors.push((root.join(&rel), e)),
             }
         }
     }
     (found, errors)
+}
+
+/// The instruction file at `rel`, `None` when there is none (or a directory goes by the
+/// name); a symlink or a special file is an error, not followed or opened.
+fn read_one(dir: &RootDir, rel: &Path) -> std::io::Result<Option<InstructionFile>> {
+    match dir.kind(rel) {
+        Ok(Some(Kind::File)) => {}
+        Ok(None | Some(Kind::Dir)) => return Ok(None),
+        Ok(Some(Kind::Symlink)) => {
+            return Err(std::io::Error::other(
+                "a symbolic link; instruction files are read only as regular files inside \
+                 the repository, never through a link",
+            ));
+        }
+        Ok(Some(Kind::Special)) => return Err(crate::beneath::not_regular()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    // Opened beneath the root with no symlink followed and O_NONBLOCK; a swap since the
+    // look above is refused here.
+    let file = dir.open_read(rel)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes)?;
+    if let Err(e) = std::str::from_utf8(&bytes)
+        && size > bytes.len() as u64
+        && e.error_len().is_none()
+    {
+        // The read stopped inside a character: keep the whole ones.
+        bytes.truncate(e.valid_up_to());
+    }
+    let unread = size.saturating_sub(bytes.len() as u64);
+    let text = String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))?;
+    Ok(Some(InstructionFile {
+        path: rel.display().to_string(),
+        text,
+        unread,
+    }))
 }
 
 #[cfg(test)]
@@ -110,6 +169,7 @@ mod tests {
         InstructionFile {
             path: path.into(),
             text: text.into(),
+            unread: 0,
         }
     }
 
@@ -177,5 +237,61 @@ mod tests {
         );
         let (only_root, _) = find(root, Path::new("/somewhere/else"), &names);
         assert_eq!(only_root.len(), 1);
+    }
+
+    #[test]
+    fn links_fifos_and_devices_are_refused_and_a_long_file_is_read_in_part() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        let secret = dir.path().join("id_rsa");
+        std::fs::write(&secret, "SECRET KEY").expect("write");
+        std::os::unix::fs::symlink(&secret, root.join("AGENTS.md")).expect("symlink");
+        std::os::unix::fs::symlink("/dev/zero", root.join("ZERO.md")).expect("symlink");
+        let fifo = std::ffi::CString::new(root.join("sub/AGENTS.md").to_str().expect("utf-8"))
+            .expect("cstring");
+        // SAFETY: mkfifo on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::write(root.join("sub/LONG.md"), "é".repeat(200_000)).expect("write");
+        let names: Vec<String> = ["AGENTS.md", "ZERO.md", "LONG.md"]
+            .map(String::from)
+            .to_vec();
+        let (found, errors) = find(&root, &root.join("sub"), &names);
+        let refused: Vec<String> = errors
+            .iter()
+            .map(|(p, e)| format!("{} {e}", p.strip_prefix(&root).expect("inside").display()))
+            .collect();
+        assert_eq!(refused.len(), 3, "{refused:?}");
+        assert!(
+            refused[0].starts_with("AGENTS.md a symbolic link"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[1].starts_with("ZERO.md a symbolic link"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[2].starts_with("sub/AGENTS.md not a regular file"),
+            "{refused:?}"
+        );
+        assert_eq!(found.len(), 1);
+        let long = &found[0];
+        assert_eq!(long.path, "sub/LONG.md");
+        assert_eq!(long.text.len() as u64 + long.unread, 400_000);
+        assert!(long.text.len() as u64 <= MAX_FILE_BYTES && long.unread > 0);
+        let b = block(&found, DEFAULT_CAP_BYTES);
+        assert!(b.len() <= DEFAULT_CAP_BYTES && !b.contains("SECRET"));
+        let cut: u64 = b
+            .rsplit_once("[instructions cut: ")
+            .and_then(|(_, n)| n.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the cut is stated");
+        let shown = b.find("\n\n[instructions cut").expect("note");
+        let header = "# Project instructions from sub/LONG.md\n\n".len() as u64;
+        assert_eq!(
+            shown as u64 + cut,
+            header + 400_000,
+            "the unread part is counted"
+        );
     }
 }

@@ -16,11 +16,10 @@ use crate::protocol::{Alternative, EscalationReason, Event, EvidenceTerm, Route,
 
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
-    #[error("cannot read calibration file {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    /// A calibration or step schedule file that is missing, not a regular file, too large
+    /// or not text (see [`crate::infile`]).
+    #[error("{0}")]
+    File(#[from] crate::infile::InputFileError),
     #[error("calibration file {path}: {message}")]
     Calibration { path: String, message: String },
     /// Kept typed so a caller can tell "this calibration has no token law" (a feature
@@ -30,6 +29,9 @@ pub enum JudgeError {
     #[error("step schedule {path}: {message}")]
     StepSchedule { path: String, message: String },
 }
+
+/// The largest calibration or step schedule file read (both are a few KB).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// The τ_k of the step schedule file `policy.step_schedule` names (`handoff schedule
 /// --write`): its `tau` array, each in [0, 1].
@@ -45,7 +47,7 @@ pub fn load_step_schedule(config: &Config) -> Result<Vec<f64>, JudgeError> {
         path: shown.clone(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::infile::read_text(path, MAX_FILE_BYTES, "a step schedule JSON file")?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| bad(format!("line {}, column {}: {e}", e.line(), e.column())))?;
     let taus = value["tau"]
@@ -334,10 +336,7 @@ pub fn load_calibration(config: &Config) -> Result<Calibration, JudgeError> {
         return Ok(Calibration::prior());
     };
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| JudgeError::Read {
-        path: p.clone(),
-        source,
-    })?;
+    let text = crate::infile::read_text(path, MAX_FILE_BYTES, "a calibration JSON file")?;
     Calibration::from_json(&text).map_err(|e| JudgeError::Calibration {
         path: p,
         message: e.to_string(),

@@ -73,6 +73,15 @@ pub enum RepoError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// An ignore or attributes file libgit2 would open is a FIFO (it would wait for a
+    /// writer forever), a device, a link or oversized: no snapshot is taken.
+    #[error(
+        "{} is not a regular file of at most {} bytes (a FIFO, device or link); git would \
+         block or misread it, so no checkpoint is taken until it is removed",
+        .0.display(),
+        crate::treefiles::MAX_IGNORE_FILE_BYTES
+    )]
+    UnsafeIgnoreFile(PathBuf),
 }
 
 /// Size of a change, for the UI and the handoff context.
@@ -152,6 +161,14 @@ impl Repo {
     /// The tree of the work tree as it is now, written to the object database but not
     /// referenced (see [`Repo::checkpoint`] for the kept kind).
     pub fn snapshot(&self) -> Result<String, RepoError> {
+        // libgit2 opens every `.gitignore` and `.gitattributes` it meets with a plain,
+        // blocking open: look at them first (crate::ignorewalk).
+        if let Some(path) = crate::ignorewalk::unsafe_ignore_files(&self.workdir, 1)
+            .into_iter()
+            .next()
+        {
+            return Err(RepoError::UnsafeIgnoreFile(path));
+        }
         let index_path = self.scratch.path().join("index");
         let user_index = self.repo.path().join("index");
         // Seeded once from the user's index, so files that are tracked but match an ignore

@@ -22,6 +22,12 @@ const FLOORS: &[(&str, u32)] = &[
     // File I/O beneath a directory handle, never through a symlink: the file tools and
     // checkpoint restore both write with it.
     ("beneath", 2),
+    // A file the user named, read once, bounded and only if regular: every file argument.
+    ("infile", 2),
+    // handoff's own reads of the model's tree: regular files only, no link, no blocking.
+    ("treefiles", 2),
+    // The work tree's .gitignore rules, read by handoff so no library opens them.
+    ("ignorewalk", 2),
     // Leaf helpers beside config and repo: diff rendering (repo shows checkpoints with it),
     // exit codes (over protocol outcomes), project instruction files, config presets.
     ("diffview", 2),

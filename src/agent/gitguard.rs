@@ -16,6 +16,9 @@ use sha2::{Digest, Sha256};
 
 /// Files larger than this are fingerprinted by size and time only.
 const MAX_HASHED: u64 = 4 * 1024 * 1024;
+/// Largest `packed-refs` read line by line; a larger one (or a FIFO in its place) is
+/// fingerprinted by its metadata, as other files past [`MAX_HASHED`] are.
+const MAX_PACKED_REFS: u64 = 64 * 1024 * 1024;
 /// Most entries fingerprinted under one directory (a repository with huge ref trees).
 const MAX_ENTRIES: usize = 20_000;
 
@@ -132,7 +135,10 @@ fn keep(path: &Path) -> Option<(Vec<u8>, u32)> {
     if !meta.is_file() || meta.len() > MAX_HASHED {
         return None;
     }
-    Some((std::fs::read(path).ok()?, meta.mode() & 0o7777))
+    Some((
+        crate::treefiles::read_regular(path, MAX_HASHED).ok()?,
+        meta.mode() & 0o7777,
+    ))
 }
 
 fn add_file(entries: &mut BTreeMap<String, [u8; 32]>, git: &Path, rel: &str) {
@@ -144,8 +150,15 @@ fn add_file(entries: &mut BTreeMap<String, [u8; 32]>, git: &Path, rel: &str) {
 
 /// `packed-refs` without the lines of handoff's own refs.
 fn add_packed_refs(entries: &mut BTreeMap<String, [u8; 32]>, git: &Path) {
-    let Ok(text) = std::fs::read(git.join("packed-refs")) else {
-        return;
+    let path = git.join("packed-refs");
+    let text = match crate::treefiles::read_regular(&path, MAX_PACKED_REFS) {
+        Ok(text) => text,
+        Err(_) => {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                entries.insert("packed-refs".into(), hash_path(&path));
+            }
+            return;
+        }
     };
     let mut h = Sha256::new();
     for line in text.split(|&b| b == b'\n') {
@@ -201,7 +214,7 @@ fn hash_path(path: &Path) -> [u8; 32] {
         Ok(meta) => {
             h.update(meta.mode().to_le_bytes());
             if meta.is_file() && meta.len() <= MAX_HASHED {
-                if let Ok(bytes) = std::fs::read(path) {
+                if let Ok(bytes) = crate::treefiles::read_regular(path, MAX_HASHED) {
                     h.update(&bytes);
                 }
             } else {

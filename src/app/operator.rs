@@ -26,11 +26,9 @@ pub struct PreparedAnswer {
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnswersError {
-    #[error("cannot read answers file {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// Missing, not a regular file, too large or not text (see [`crate::infile`]).
+    #[error("answers file {0}")]
+    File(#[from] crate::infile::InputFileError),
     #[error(
         "{path}:{line}: expected a JSON object like {{\"answer\": \"...\", \"needed\": true}}: {message}"
     )]
@@ -41,13 +39,13 @@ pub enum AnswersError {
     },
 }
 
+/// The largest answers file read: a few hundred bytes per answer, thousands of answers.
+pub const MAX_ANSWERS_BYTES: u64 = 16 << 20;
+
 /// Reads and checks the whole answers file before the session starts, so a typo is an
 /// error up front rather than a surprise at the first question.
 pub fn load_answers(path: &Path) -> Result<VecDeque<PreparedAnswer>, AnswersError> {
-    let text = std::fs::read_to_string(path).map_err(|source| AnswersError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::infile::read_text(path, MAX_ANSWERS_BYTES, "a JSON-lines answers file")?;
     let mut out = VecDeque::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

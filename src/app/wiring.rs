@@ -54,6 +54,7 @@ impl ExecError {
         matches!(
             self,
             ExecError::Log(_)
+                | ExecError::Answers(_)
                 | ExecError::NoRepo(_)
                 | ExecError::EmptyTask
                 | ExecError::Client {

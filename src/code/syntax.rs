@@ -173,31 +173,44 @@ fn line_of(text: &str, byte: usize) -> usize {
 /// colon as an empty block, to tolerate code being typed; Python refuses it, so it is an
 /// error here (a truncated reply was once written this way and failed to import).
 fn first_empty_block(node: tree_sitter::Node) -> Option<usize> {
-    if node.kind() == "block" && node.named_child_count() == 0 {
-        return Some(node.start_position().row);
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if let Some(row) = first_empty_block(child) {
-            return Some(row);
-        }
-    }
-    None
+    first_in_preorder(
+        node,
+        |_| true,
+        |n| n.kind() == "block" && n.named_child_count() == 0,
+    )
+    .map(|n| n.start_position().row)
 }
 
 fn first_error(node: tree_sitter::Node) -> Option<usize> {
-    if node.is_error() || node.is_missing() {
-        return Some(node.start_position().row);
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if child.has_error()
-            && let Some(row) = first_error(child)
-        {
-            return Some(row);
+    first_in_preorder(node, |n| n.has_error(), |n| n.is_error() || n.is_missing())
+        .map(|n| n.start_position().row)
+}
+
+/// The first node under `root` (itself included), in source order, that `hit` accepts,
+/// descending only into nodes `enter` accepts. Walked with one cursor, not by recursion:
+/// the model writes the text, and a block nested 50,000 parentheses deep overflowed the
+/// stack and aborted handoff when each level was a call frame.
+fn first_in_preorder<'t>(
+    root: tree_sitter::Node<'t>,
+    enter: impl Fn(tree_sitter::Node<'t>) -> bool,
+    hit: impl Fn(tree_sitter::Node<'t>) -> bool,
+) -> Option<tree_sitter::Node<'t>> {
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if hit(node) {
+            return Some(node);
+        }
+        if enter(node) && cursor.goto_first_child() {
+            continue;
+        }
+        // Next sibling, else the nearest ancestor's; the cursor cannot leave `root`.
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return None;
+            }
         }
     }
-    None
 }
 
 fn field_text(node: tree_sitter::Node, field: &str, text: &str) -> Option<String> {
@@ -468,6 +481,42 @@ mod tests {
         assert_eq!(names(&p), ["import", "S", "impl fmt::Display for S", "g"]);
         assert!(text[p.items[1].range.clone()].starts_with("/// doc\n#[derive(Debug)]"));
         assert_eq!(p.methods[0].name, "fmt");
+    }
+
+    /// 50,000 nested parentheses (and brackets, in Rust) used to overflow the stack in a
+    /// recursive walk; now the parse ends, the balanced ones are code and a missing closer
+    /// is a syntax error on its line.
+    #[test]
+    fn deeply_nested_code_is_walked_without_recursion() {
+        let deep = 50_000;
+        let balanced = format!("x = {}1{}\n", "(".repeat(deep), ")".repeat(deep));
+        // On a small stack, as a runtime worker thread has: a recursive walk dies here.
+        let parsed = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let p = parse(Lang::Python, &balanced).expect("parse");
+                let unclosed = format!("def f():\n    return {}1\n", "(".repeat(deep));
+                let q = parse(Lang::Python, &unclosed).expect("parse");
+                let rust = format!(
+                    "fn g() {{ let v = {}1{}; }}\n",
+                    "[".repeat(deep),
+                    "]".repeat(deep - 1)
+                );
+                let r = parse(Lang::Rust, &rust).expect("parse");
+                (
+                    p.error,
+                    p.items.len(),
+                    q.error.map(|e| e.0),
+                    r.error.is_some(),
+                )
+            })
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(parsed.0, None);
+        assert_eq!(parsed.1, 1);
+        assert!(parsed.2.is_some(), "an unclosed parenthesis is an error");
+        assert!(parsed.3, "an unclosed bracket is an error");
     }
 
     #[test]

@@ -92,10 +92,7 @@ impl super::Config {
             return Ok((config, source));
         }
         let text = match &source {
-            Source::File(p) => std::fs::read_to_string(p).map_err(|e| ConfigError::Read {
-                path: p.clone(),
-                source: e,
-            })?,
+            Source::File(p) => super::read_file(p)?,
             Source::Defaults => String::new(),
         };
         let mut table: toml::Table =

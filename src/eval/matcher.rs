@@ -24,11 +24,9 @@ use super::suite::Blocker;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabelError {
-    #[error("cannot read {path}: {cause}")]
-    Read {
-        path: PathBuf,
-        cause: std::io::Error,
-    },
+    /// Missing, not a regular file, too large or not text (see [`crate::infile`]).
+    #[error("{0}")]
+    File(#[from] crate::infile::InputFileError),
     #[error("{path}:{line}: not a labelled question: {message}")]
     Line {
         path: PathBuf,
@@ -81,12 +79,12 @@ impl Agreement {
     }
 }
 
+/// The largest labelled sample read (the committed ones are a few tens of KB).
+pub const MAX_SAMPLE_BYTES: u64 = 64 << 20;
+
 /// Reads a labelled sample.
 pub fn read(path: &Path) -> Result<Vec<Labelled>, LabelError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| LabelError::Read {
-        path: path.to_path_buf(),
-        cause,
-    })?;
+    let text = crate::infile::read_text(path, MAX_SAMPLE_BYTES, "a JSON-lines labelled sample")?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -21,6 +21,7 @@ pub mod operator;
 pub(crate) mod origin;
 pub(crate) mod plot;
 pub(crate) mod policy;
+mod recheck;
 pub(crate) mod report;
 pub mod run;
 pub mod suite;
@@ -74,11 +75,9 @@ pub enum EvalError {
     },
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
-    #[error("cannot read {path}: {cause}")]
-    Read {
-        path: PathBuf,
-        cause: std::io::Error,
-    },
+    /// Missing, not a regular file, too large or not text (see [`crate::infile`]).
+    #[error("{0}")]
+    File(#[from] crate::infile::InputFileError),
     #[error("{path} is not the results.json of an evaluation: {message}")]
     Results { path: PathBuf, message: String },
 }
@@ -198,10 +197,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<EvalReport, EvalError> {
     let mut parts = Vec::new();
     for dir in dirs {
         let path = results_file(dir);
-        let text = read_text(&path).map_err(|cause| EvalError::Read {
-            path: path.clone(),
-            cause,
-        })?;
+        let text = read_text(&path)?;
         let part: EvalReport = serde_json::from_str(&text).map_err(|e| EvalError::Results {
             path: path.clone(),
             message: e.to_string(),
@@ -228,16 +224,25 @@ pub(crate) fn results_file(path: &Path) -> PathBuf {
     }
 }
 
-/// A file's text, gunzipped when its name ends in `.gz`.
-pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut text = String::new();
-        let file = std::fs::File::open(path)?;
-        std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(file), &mut text)?;
-        Ok(text)
+/// The largest results text read, after gunzip (a 164-task, five-policy shard is a few MB).
+pub const MAX_RESULTS_BYTES: u64 = 256 << 20;
+
+/// A results file's text, gunzipped when its name ends in `.gz`: a regular file opened
+/// without blocking, read (and inflated) to at most [`MAX_RESULTS_BYTES`].
+pub(crate) fn read_text(path: &Path) -> Result<String, crate::infile::InputFileError> {
+    use crate::infile::{self, InputFileError};
+    const EXPECTED: &str = "a results.json[.gz] file";
+    let bytes = if path.extension().is_some_and(|e| e == "gz") {
+        let file = infile::open(path, EXPECTED)?;
+        let inflated = flate2::read::MultiGzDecoder::new(file);
+        infile::read_capped(inflated, path, MAX_RESULTS_BYTES, EXPECTED)?
     } else {
-        std::fs::read_to_string(path)
-    }
+        infile::read_bytes(path, MAX_RESULTS_BYTES, EXPECTED)?
+    };
+    String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
+        path: path.to_path_buf(),
+        expected: EXPECTED,
+    })
 }
 
 /// Writes `results.json`, `report.txt` and the plots.

@@ -176,9 +176,8 @@ async fn run_into(
         task,
         &task.check,
     ));
-    let timeout = config.agent.command_timeout_s;
     let mut prepared = exec::prepare(
-        config,
+        config.clone(),
         &repo,
         &task.text,
         Approvals::Granted,
@@ -209,8 +208,9 @@ async fn run_into(
     }
     // The session's own check passed only if it finished with a pass; otherwise the
     // repository it left behind is checked now (a session can stop at its budget with
-    // correct work in the tree).
-    run.passed = end.outcome == Outcome::Success || check_with(task, &hidden, &repo, timeout).await;
+    // correct work in the tree), as the session would check it: the tree is the model's.
+    run.passed = end.outcome == Outcome::Success
+        || super::recheck::passes(&config, &task.check, &hidden, &repo).await;
     if let Ok((sessions, _)) = summarize_file(&unit.log)
         && let Some(s) = sessions.last()
     {
@@ -248,8 +248,9 @@ fn stage(task: &Task, repo: &Path) -> Result<CheckOverlay, RunError> {
     }
 }
 
-/// The task's check on a tree no session works in any more, with the hidden tests laid
-/// over it first; false when they cannot be written.
+/// The task's check on a suite's own tree (its template or solution, copied without
+/// links: trusted like the suite), with the hidden tests laid over it first; false when
+/// they cannot be written. A tree a model wrote is checked by [`super::recheck`].
 async fn check_with(task: &Task, hidden: &CheckOverlay, repo: &Path, timeout_s: u64) -> bool {
     if hidden.lay_plain(repo).is_err() {
         return false;

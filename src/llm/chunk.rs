@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::LlmError;
-use super::lenient::{Arguments, Count, List, Number, Obj, OneOrMany, Text, present};
+use super::lenient::{Arguments, Capped, Count, List, Number, Obj, OneOrMany, Text, present};
 use super::types::{Alternative, Usage};
 
 /// vLLM's stand-in for −∞ (JSON has no infinity): a number at or below it is not a
@@ -143,6 +143,14 @@ struct WireLogprobs<'a> {
     content: List<Obj<WireToken<'a>>>,
 }
 
+/// Alternatives read per token at most: requests ask for at most 20 (`top_logprobs`, the
+/// OpenAI limit, which the config enforces) and some servers add the chosen token, so an
+/// honest list is never cut; a hostile one is, before any entry past the cap is built.
+pub const MAX_ALTERNATIVES: usize = 32;
+
+/// A token's alternatives as the wire has them, the first [`MAX_ALTERNATIVES`] only.
+type WireAlternatives<'a> = Capped<Obj<WireToken<'a>>, MAX_ALTERNATIVES>;
+
 /// A token of `logprobs.content`, or one of its alternatives (which have no lists of their
 /// own; a nested list there is read and ignored).
 #[derive(Default, Deserialize)]
@@ -154,9 +162,9 @@ struct WireToken<'a> {
     logprob: Number,
     prob: Number,
     #[serde(borrow, deserialize_with = "present")]
-    top_logprobs: Option<List<Obj<WireToken<'a>>>>,
+    top_logprobs: Option<WireAlternatives<'a>>,
     #[serde(borrow, deserialize_with = "present")]
-    top_probs: Option<List<Obj<WireToken<'a>>>>,
+    top_probs: Option<WireAlternatives<'a>>,
 }
 
 #[derive(Default, Deserialize)]
@@ -269,7 +277,7 @@ fn token(entry: WireToken<'_>) -> LogprobToken {
     let alternatives = entry
         .top_logprobs
         .or(entry.top_probs)
-        .and_then(|List(list)| list)
+        .and_then(|Capped(list)| list)
         .map(|list| {
             list.into_iter()
                 .filter_map(|Obj(a)| alternative(a))
@@ -323,8 +331,8 @@ fn bytes_text(bytes: List<Count>) -> Option<String> {
 /// Sorts descending (vLLM sends them unsorted) and keeps the best entry per token.
 ///
 /// Runs on every streamed token, so duplicates are found by a scan of the entries kept so
-/// far rather than a hash set: lists hold at most ~21 entries (k ≤ 20 plus the chosen
-/// token), and the scan allocates nothing.
+/// far rather than a hash set: lists hold at most [`MAX_ALTERNATIVES`] entries (cut on the
+/// wire), and the scan allocates nothing.
 fn normalise(mut alternatives: Vec<Alternative>) -> Vec<Alternative> {
     alternatives.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
     let mut kept = 0;
@@ -352,6 +360,25 @@ mod tests {
         let chunk = json!({"choices": [{"logprobs": {"content": [entry]}}]});
         let mut tokens = parse(&chunk).tokens.expect("tokens");
         tokens.remove(0)
+    }
+
+    /// A hostile server's 20,000 distinct alternatives per token: only the first
+    /// [`MAX_ALTERNATIVES`] are built and normalised, on both reading paths.
+    #[test]
+    fn only_the_first_alternatives_of_an_oversized_list_are_read() {
+        let top: Vec<Value> = (0..20_000)
+            .map(|i| json!({"token": format!("t{i}"), "logprob": -(f64::from(i) / 1000.0)}))
+            .collect();
+        let chunk = json!({"choices": [{"delta": {"content": "a"}, "logprobs": {"content": [
+            {"token": "a", "logprob": -0.1, "top_logprobs": top}
+        ]}}]});
+        let text = chunk.to_string();
+        let typed = parse_json(text.as_bytes()).expect("chunk");
+        assert_eq!(typed, parse(&chunk));
+        let tokens = typed.tokens.expect("tokens");
+        let kept: Vec<&str> = tokens[0].top.iter().map(|a| a.token.as_str()).collect();
+        let expected: Vec<String> = (0..MAX_ALTERNATIVES).map(|i| format!("t{i}")).collect();
+        assert_eq!(kept, expected);
     }
 
     #[test]

@@ -242,6 +242,39 @@ impl<'de, T: Deserialize<'de>> Read<'de> for List<T> {
     }
 }
 
+/// An array of which only the first `N` elements are read; the rest are skipped as they
+/// are parsed, unbuilt. A server sends `top_logprobs` alternatives in a list of its
+/// choosing: 20,000 of them per token once cost seconds of CPU per token downstream. `None`
+/// for anything but an array, as [`List`].
+#[derive(Debug)]
+pub struct Capped<T, const N: usize>(pub Option<Vec<T>>);
+
+impl<T, const N: usize> Default for Capped<T, N> {
+    fn default() -> Self {
+        Capped(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const N: usize> Read<'de> for Capped<T, N> {
+    fn list<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(N));
+        while items.len() < N {
+            match seq.next_element()? {
+                Some(item) => items.push(item),
+                None => return Ok(Capped(Some(items))),
+            }
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Capped(Some(items)))
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Capped<T, N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Reader::<Self>(PhantomData))
+    }
+}
+
 /// A list of objects, or one object where a server sends a single one instead of a list
 /// (a whole tool call); anything else is an empty list.
 #[derive(Debug)]

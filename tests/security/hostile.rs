@@ -52,7 +52,7 @@ fn namespaces(case: &str) -> bool {
     true
 }
 
-fn give_to_nobody(path: &Path) {
+pub(super) fn give_to_nobody(path: &Path) {
     let ok = std::process::Command::new("chown")
         .arg("-R")
         .arg(format!("{NOBODY}:{NOBODY}"))

@@ -41,6 +41,7 @@ fn exec_command_of(
 mod bounds;
 mod configs;
 mod contain32;
+mod contain50;
 mod escape;
 mod frontends;
 mod hostile;

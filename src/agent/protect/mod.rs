@@ -97,11 +97,10 @@ impl Protected {
         }
         let mut files = BTreeMap::new();
         let (mut bytes, mut skipped) = (0u64, 0usize);
-        let walk = ignore::WalkBuilder::new(root)
-            .hidden(false)
-            .parents(false)
-            .git_global(false)
-            .filter_entry(|e| e.file_name() != ".git")
+        // The ignore files are read by handoff (no FIFO, no link), never by the walk.
+        let rules = crate::ignorewalk::IgnoreRules::new(root);
+        let walk = crate::ignorewalk::builder(root)
+            .filter_entry(move |e| rules.keep(e))
             .build();
         for entry in walk.flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -124,7 +123,8 @@ impl Protected {
                 skipped += 1;
                 continue;
             }
-            let Ok(content) = std::fs::read(entry.path()) else {
+            let Ok(content) = crate::treefiles::read_regular(entry.path(), MAX_BYTES - bytes)
+            else {
                 skipped += 1;
                 continue;
             };

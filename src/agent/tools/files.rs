@@ -24,7 +24,9 @@ pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 /// that is neither on the way to `target` nor under it: that way the root's and the
 /// intermediate directories' .gitignore files apply, without reading ignore files above
 /// the root or the user's global excludes (nothing outside the repository is read).
-/// Symlinks are listed but never followed, and `.git` is never entered.
+/// Symlinks are listed but never followed, and `.git` is never entered. The ignore files
+/// are read by [`crate::ignorewalk`], never by the walk itself: one that is a FIFO or a
+/// link to `/dev/zero` counts as absent instead of hanging the session.
 pub(crate) fn walk(ws: &Workspace, target: &Path, max_depth: Option<usize>) -> ignore::Walk {
     let root = ws.root().to_path_buf();
     let target_owned: PathBuf = target.to_path_buf();
@@ -32,18 +34,12 @@ pub(crate) fn walk(ws: &Workspace, target: &Path, max_depth: Option<usize>) -> i
         .strip_prefix(&root)
         .map(|r| r.components().count())
         .unwrap_or(0);
-    let mut builder = ignore::WalkBuilder::new(&root);
+    let mut builder = crate::ignorewalk::builder(&root);
+    let rules = crate::ignorewalk::IgnoreRules::new(&root);
     builder
-        .hidden(false)
-        .parents(false)
-        .git_global(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(move |entry| {
-            if entry.file_name() == ".git" {
+            if !rules.keep(entry) {
                 return false;
             }
             let path = entry.path();

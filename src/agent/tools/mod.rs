@@ -8,6 +8,7 @@
 //! by the agent loop, which owns the operator and the session's end.
 
 pub(crate) mod args;
+mod check_env;
 pub(crate) mod files;
 mod outcome;
 pub(crate) mod patch;
@@ -256,9 +257,11 @@ impl Workspace {
 
     /// The session's check (`agent.check`): the same sandbox as `run` unless
     /// `agent.check_sandbox = false`. The check is the operator's command, but the code it
-    /// runs (tests, build scripts) is what the model just wrote.
+    /// runs (tests, build scripts) is what the model just wrote. A Python test runner
+    /// started by module is kept from being replaced by the tree (see [`check_env`]).
     pub fn check_command(&self, command: &str) -> run::ShellCommand {
         let mut spec = self.shell(command, self.limits.command_timeout, 2_000);
+        spec.env.extend(check_env::extra_env(command));
         if !self.limits.check_sandbox {
             spec.sandbox = None;
         }

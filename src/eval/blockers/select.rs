@@ -21,11 +21,9 @@ use crate::eval::EvalReport;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SelectError {
-    #[error("cannot read {path}: {cause}")]
-    Read {
-        path: PathBuf,
-        cause: std::io::Error,
-    },
+    /// Missing, not a regular file, too large or not text (see [`crate::infile`]).
+    #[error("{0}")]
+    File(#[from] crate::infile::InputFileError),
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{path}: expected the results of one policy, found {found}")]
@@ -65,10 +63,7 @@ pub struct Selection {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, SelectError> {
-    let text = crate::eval::read_text(path).map_err(|cause| SelectError::Read {
-        path: path.to_path_buf(),
-        cause,
-    })?;
+    let text = crate::eval::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| SelectError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),
