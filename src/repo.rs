@@ -341,6 +341,11 @@ impl Repo {
         let b = self.tree(to)?;
         let mut opts = DiffOptions::new();
         opts.context_lines(3);
+        // libgit2 reads attributes from the work tree, which the model writes: a
+        // `.gitattributes` of `* -diff` would turn every edit into "binary" and hide it from
+        // review. Every file is text to the diff; binary content is told by its bytes
+        // instead (see `Repo::diff`).
+        opts.force_text(true);
         Ok(self
             .repo
             .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))?)
@@ -350,7 +355,25 @@ impl Repo {
     pub fn diff(&self, from: &str, to: &str) -> Result<String, RepoError> {
         let diff = self.tree_diff(from, to)?;
         let mut out = String::new();
-        diff.print(DiffFormat::Patch, |_delta, _hunk, line| {
+        let mut binary: Option<(Option<std::path::PathBuf>, bool)> = None;
+        diff.print(DiffFormat::Patch, |delta, _hunk, line| {
+            let path = delta.new_file().path().map(Path::to_path_buf);
+            let is_binary = match &binary {
+                Some((p, b)) if *p == path => *b,
+                _ => {
+                    let b = self.holds_nul(delta.old_file().id())
+                        || self.holds_nul(delta.new_file().id());
+                    if b {
+                        let name = path.as_deref().unwrap_or(Path::new("?")).display();
+                        out.push_str(&format!("Binary file {name} changed\n"));
+                    }
+                    binary = Some((path, b));
+                    b
+                }
+            };
+            if is_binary {
+                return true;
+            }
             let origin = line.origin();
             if matches!(origin, '+' | '-' | ' ') {
                 out.push(origin);
@@ -359,6 +382,15 @@ impl Repo {
             true
         })?;
         Ok(out)
+    }
+
+    /// Whether a blob is binary by its bytes (a NUL in its first 8,000, git's own rule).
+    fn holds_nul(&self, id: Oid) -> bool {
+        !id.is_zero()
+            && self
+                .repo
+                .find_blob(id)
+                .is_ok_and(|b| b.content().iter().take(8000).any(|&c| c == 0))
     }
 
     /// Files changed, insertions and deletions from one tree to another.

@@ -183,6 +183,30 @@ async fn a_session_can_be_diffed_listed_and_restored_from_its_summary() {
 }
 
 #[tokio::test]
+async fn a_gitattributes_that_marks_files_binary_hides_no_edit_from_the_diff() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut files = FILES.to_vec();
+    files.push((".gitattributes", "* -diff\n"));
+    let dir = repo(&files);
+    let root = dir.path();
+    let (out, summary) = exec_writing_done(home.path(), root, &[os("--json")]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let summary = summary.expect("json");
+    assert_eq!(summary["changes"]["insertions"], 1, "{summary}");
+    let session = summary["session"].as_str().expect("session id").to_string();
+    let diff = bin(
+        home.path(),
+        &[os("diff"), os(&session), os("--repo"), root.as_os_str()],
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(diff.code, Some(0), "{}", diff.stderr);
+    assert!(diff.stdout.contains("+done"), "{}", diff.stdout);
+    assert!(!diff.stdout.contains("Binary"), "{}", diff.stdout);
+}
+
+#[tokio::test]
 async fn the_text_summary_shows_what_changed_and_o_writes_the_finish_summary() {
     let home = tempfile::tempdir().expect("tempdir");
     let dir = repo(&FILES);
