@@ -272,7 +272,22 @@ pub(crate) async fn record(
             "not run: one tool call per reply",
         ));
     }
-    let taken = checkpoint(env, step);
+    let taken = match try_checkpoint(env, step) {
+        Ok(taken) => taken,
+        Err(why) => {
+            // A tree git cannot snapshot (a directory named `GIT~1`, say) would otherwise
+            // make every later summary say "no change" while the files sit in the tree.
+            emitter
+                .emit(Event::Warning {
+                    kind: CHECKPOINT_FAILED.into(),
+                    message: format!(
+                        "step {step}: the work tree could not be checkpointed, so `handoff diff` and the summary do not show this step's changes: {why}"
+                    ),
+                })
+                .await;
+            None
+        }
+    };
     let changed = taken.is_some() && taken.as_deref() != last_checkpoint;
     facts.no_diff = !changed && !matches!(name, LIST_FILES | READ_FILE | SEARCH | FINISH);
     StepReport {
@@ -315,9 +330,24 @@ pub(crate) fn unusable(
 
 /// Snapshot of the work tree after `step`, if the directory is a git repository.
 pub(crate) fn checkpoint(env: &StepEnv<'_>, step: u32) -> Option<String> {
-    let repo = env.repo?.lock().ok()?;
-    repo.checkpoint(env.session_id, step).ok()
+    try_checkpoint(env, step).ok().flatten()
 }
+
+/// The step's checkpoint, or why it could not be taken (`Ok(None)`: no repository).
+fn try_checkpoint(env: &StepEnv<'_>, step: u32) -> Result<Option<String>, String> {
+    let Some(repo) = env.repo else {
+        return Ok(None);
+    };
+    let repo = repo
+        .lock()
+        .map_err(|_| "the repository lock is poisoned".to_string())?;
+    repo.checkpoint(env.session_id, step)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// Warning kind of a step whose checkpoint could not be taken.
+pub(crate) const CHECKPOINT_FAILED: &str = "checkpoint_failed";
 
 fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").chars().take(120).collect()

@@ -207,6 +207,47 @@ async fn a_gitattributes_that_marks_files_binary_hides_no_edit_from_the_diff() {
 }
 
 #[tokio::test]
+async fn a_step_whose_tree_cannot_be_checkpointed_is_a_logged_warning() {
+    use handoff::demo::script::{confident, reply};
+    let home = tempfile::tempdir().expect("tempdir");
+    let dir = repo(&FILES);
+    let root = dir.path();
+    let planted = reply(
+        confident("Writing."),
+        Some((
+            "w1",
+            "write_file",
+            serde_json::json!({"path": "GIT~1/x.txt", "content": "planted\n"}),
+        )),
+    );
+    let (j, s) = servers(Script::new(vec![planted, finish()]), Script::new(vec![])).await;
+    let cfg = write_config(home.path(), &config(&j, &s));
+    let log = home.path().join("s.jsonl");
+    let out = bin(
+        home.path(),
+        &[
+            os("exec"),
+            os("--repo"),
+            root.as_os_str(),
+            os("--config"),
+            cfg.as_os_str(),
+            os("--log"),
+            log.as_os_str(),
+            os("plant"),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    let events = super::support::log_events(&log);
+    let warned = events
+        .iter()
+        .any(|e| e["type"] == "warning" && e["kind"] == "checkpoint_failed");
+    assert!(root.join("GIT~1/x.txt").exists(), "the file tool wrote it");
+    assert!(warned, "no warning: {}\n{}", out.stdout, out.stderr);
+}
+
+#[tokio::test]
 async fn the_text_summary_shows_what_changed_and_o_writes_the_finish_summary() {
     let home = tempfile::tempdir().expect("tempdir");
     let dir = repo(&FILES);
