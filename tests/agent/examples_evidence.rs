@@ -8,16 +8,36 @@ use handoff::demo::script::{confident, reply};
 use handoff::demo::server::Script;
 use serde_json::Value;
 
-use super::support::{bin, config, log_events, repo, servers, write_config};
+use super::support::{bin, config, has_python, log_events, repo, servers, write_config};
 
 const STUB: &str = "def double(x):\n    \"\"\"Twice x.\n\n    >>> double(3)\n    6\n\n    double(0) == 0\n    double(n) -> n + n\n    \"\"\"\n    raise NotImplementedError\n";
 
-fn has_python() -> bool {
-    std::process::Command::new("python3")
-        .arg("-c")
-        .arg("")
-        .status()
-        .is_ok_and(|s| s.success())
+/// `handoff exec` on `repo` with `cfg` and `task`: the run and its log's events.
+async fn exec(
+    repo: &std::path::Path,
+    cfg: &handoff::config::Config,
+    task: &str,
+) -> (super::support::Bin, Vec<Value>) {
+    let home = tempfile::tempdir().expect("home");
+    let path = write_config(home.path(), cfg);
+    let log = home.path().join("s.jsonl");
+    let ran = bin(
+        home.path(),
+        &[
+            OsStr::new("exec"),
+            OsStr::new("--repo"),
+            repo.as_os_str(),
+            OsStr::new("--config"),
+            path.as_os_str(),
+            OsStr::new("--log"),
+            log.as_os_str(),
+            OsStr::new(task),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    (ran, log_events(&log))
 }
 
 #[tokio::test]
@@ -41,27 +61,8 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
     cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
     cfg.agent.retry = Retry::Feedback;
     cfg.policy.constant = 0.01;
-    let home = tempfile::tempdir().expect("home");
-    let path = write_config(home.path(), &cfg);
-    let log = home.path().join("s.jsonl");
-    let ran = bin(
-        home.path(),
-        &[
-            OsStr::new("exec"),
-            OsStr::new("--repo"),
-            dir.path().as_os_str(),
-            OsStr::new("--config"),
-            path.as_os_str(),
-            OsStr::new("--log"),
-            log.as_os_str(),
-            OsStr::new("Implement `double` in mathx.py."),
-        ],
-        None,
-        &[],
-    )
-    .await;
+    let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
-    let events = log_events(&log);
     let runs: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "examples_ran")
@@ -93,6 +94,39 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
         "{trace}"
     );
     assert!(trace.contains("examples 2/2 (1 unread)"), "{trace}");
+}
+
+#[tokio::test]
+async fn escalate_on_failed_examples_hands_the_first_failing_edit_to_the_senior() {
+    if !has_python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let wrong = "```python\ndef double(x):\n    return x + 2\n```\n";
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    let (j, s) = servers(
+        Script::new(vec![reply(confident(wrong), None)]),
+        Script::new(vec![reply(confident(right), None)]),
+    )
+    .await;
+    let dir = repo(&[("mathx.py", STUB)]);
+    let mut cfg = config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.senior.tool_protocol = ToolProtocol::Code;
+    cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
+    cfg.policy.constant = 0.01;
+    cfg.policy.escalate_on_failed_examples = true;
+    let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    let escalated: Vec<&Value> = events.iter().filter(|e| e["type"] == "escalated").collect();
+    assert_eq!(escalated.len(), 1, "{escalated:?}");
+    assert_eq!(escalated[0]["reason"], "examples_failed");
+    assert_eq!(
+        escalated[0]["step"], 1,
+        "at the step of the junior's first edit"
+    );
+    assert!(events.iter().any(|e| e["type"] == "senior_took_over"));
+    assert_eq!(j.requests().len(), 1, "the junior was not asked again");
 }
 
 /// A one-task suite whose hidden test fails with an assertion message that must never
@@ -222,27 +256,8 @@ async fn a_native_tool_session_that_fixes_its_failing_check_ends_with_the_belief
     let mut cfg = config(&j, &s);
     cfg.agent.check = Some(check.into());
     cfg.policy.constant = 0.01;
-    let home = tempfile::tempdir().expect("home");
-    let path = write_config(home.path(), &cfg);
-    let log = home.path().join("s.jsonl");
-    let ran = bin(
-        home.path(),
-        &[
-            OsStr::new("exec"),
-            OsStr::new("--repo"),
-            dir.path().as_os_str(),
-            OsStr::new("--config"),
-            path.as_os_str(),
-            OsStr::new("--log"),
-            log.as_os_str(),
-            OsStr::new("Make double double."),
-        ],
-        None,
-        &[],
-    )
-    .await;
-    let all = log_events(&log);
-    let trace: Vec<String> = all
+    let (ran, events) = exec(dir.path(), &cfg, "Make double double.").await;
+    let trace: Vec<String> = events
         .iter()
         .filter(|e| {
             e["type"] == "step_ended" || e["type"] == "tool_resulted" || e["type"] == "warning"
@@ -257,7 +272,7 @@ async fn a_native_tool_session_that_fixes_its_failing_check_ends_with_the_belief
         ran.stderr,
         trace.join("\n")
     );
-    let ends: Vec<Value> = log_events(&log)
+    let ends: Vec<Value> = events
         .into_iter()
         .filter(|e| e["type"] == "step_ended")
         .collect();

@@ -287,6 +287,15 @@ pub async fn bin(
 
 /// Writes `cfg` as a config file in `dir`.
 #[allow(dead_code)]
+/// Whether `python3` runs here (tests of Python tasks skip without it).
+pub fn has_python() -> bool {
+    std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Every event of a JSONL session log, as JSON (the header line left out).
 pub fn log_events(log: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(log)

@@ -175,11 +175,7 @@ pub(super) fn who(user: Option<u32>) -> &'static str {
 }
 
 pub(super) fn python() -> bool {
-    std::process::Command::new("python3")
-        .arg("-c")
-        .arg("")
-        .status()
-        .is_ok_and(|s| s.success())
+    crate::agent::support::has_python()
 }
 
 /// Attacks 1, 2 and 10: as root a command kept every capability, made a block device node
