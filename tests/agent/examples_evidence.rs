@@ -62,38 +62,62 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
     cfg.agent.retry = Retry::Feedback;
     cfg.policy.constant = 0.01;
     let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
-    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    // Every assertion below shows the whole session when it fails: the trace and the log.
+    let trace = format!("{}{}", ran.stdout, ran.stderr);
+    let story = format!(
+        "exit {:?}\n--- trace ---\n{trace}\n--- log ---\n{}",
+        ran.code,
+        events
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(ran.code, Some(0), "{story}");
     let runs: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "examples_ran")
         .collect();
-    assert_eq!(runs.len(), 2, "one run per edit: {runs:?}");
+    assert_eq!(runs.len(), 2, "one run per edit\n{story}");
     // The first reply: double(3) gave 5, double(0) gave 2; the recurrence is unread.
-    assert_eq!(runs[0]["passed"], 0);
-    assert_eq!(runs[0]["failed"], 2);
-    assert_eq!(runs[0]["unread"], 1);
-    assert_eq!(runs[0]["files"][0], "mathx.py");
-    assert_eq!(runs[0]["results"][0]["call"], "double(3)");
-    assert_eq!(runs[0]["results"][0]["got"], "5");
-    assert_eq!(runs[1]["passed"], 2);
-    assert_eq!(runs[1]["failed"], 0);
+    let first = (
+        &runs[0]["passed"],
+        &runs[0]["failed"],
+        &runs[0]["unread"],
+        &runs[0]["files"][0],
+        &runs[0]["results"][0]["call"],
+        &runs[0]["results"][0]["got"],
+    );
+    assert_eq!(
+        first,
+        (
+            &Value::from(0),
+            &Value::from(2),
+            &Value::from(1),
+            &Value::from("mathx.py"),
+            &Value::from("double(3)"),
+            &Value::from("5")
+        ),
+        "{story}"
+    );
+    assert_eq!(
+        (&runs[1]["passed"], &runs[1]["failed"]),
+        (&Value::from(2), &Value::from(0)),
+        "{story}"
+    );
     // Logged before the step's check, in the step that made the edit.
-    let first_check = events
-        .iter()
-        .position(|e| e["type"] == "check_ran")
-        .expect("a check");
-    let first_run = events
-        .iter()
-        .position(|e| e["type"] == "examples_ran")
-        .expect("a run");
-    assert!(first_run < first_check);
+    let first_check = events.iter().position(|e| e["type"] == "check_ran");
+    let first_run = events.iter().position(|e| e["type"] == "examples_ran");
+    assert!(
+        matches!((first_run, first_check), (Some(r), Some(c)) if r < c),
+        "{story}"
+    );
     // exec's trace says it in the words the TUI uses.
-    let trace = format!("{}{}", ran.stdout, ran.stderr);
     assert!(
         trace.contains("examples 0/2 (1 unread): double(3) gave 5, not 6"),
-        "{trace}"
+        "{story}"
     );
-    assert!(trace.contains("examples 2/2 (1 unread)"), "{trace}");
+    assert!(trace.contains("examples 2/2 (1 unread)"), "{story}");
 }
 
 #[tokio::test]

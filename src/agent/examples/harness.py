@@ -2,11 +2,16 @@
 # same sandbox as the check, as `python3 -I -c <this> ROOT MODULE EXAMPLES_JSON PER_EXAMPLE_S`.
 # One line per example on stdout, each prefixed with the marker, so whatever the code under
 # test prints cannot be taken for a result.
-import contextlib, importlib, io, json, math, signal, sys
+import contextlib, importlib, io, json, math, os, signal, sys
 
 MARK = "@@handoff-example@@ "
 root, module_name, examples, per = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
 sys.path.insert(0, root)
+# Compile from the source as it is now: a bytecode file in the tree (written by the check,
+# or by an earlier run) is trusted by Python on its recorded mtime and size, so an edit of
+# the same size within the same second would run the code before it. Nothing is written.
+sys.dont_write_bytecode = True
+sys.pycache_prefix = os.path.join(os.sep, "nonexistent", "handoff-no-pycache-%d" % os.getpid())
 out = sys.stdout
 
 

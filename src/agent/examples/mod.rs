@@ -225,6 +225,58 @@ mod tests {
         assert_eq!(r.results[0].error, r.note);
     }
 
+    /// Python trusts a bytecode file on the source's recorded mtime and size: an edit of the
+    /// same size in the same second would run the old code unless the harness compiles
+    /// from source. Runs the harness itself (no sandbox), when python3 is there.
+    #[test]
+    fn an_edit_of_the_same_size_in_the_same_second_is_what_runs() {
+        use std::process::Command;
+        if Command::new("python3").arg("-c").arg("").status().is_err() {
+            eprintln!("skipped: needs python3");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("m.py");
+        std::fs::write(&file, "def f():\n    return 1\n").expect("write");
+        let when = std::fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        let compiled = Command::new("python3")
+            .current_dir(dir.path())
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .args(["-c", "import m"])
+            .status()
+            .expect("python3");
+        assert!(compiled.success());
+        assert!(dir.path().join("__pycache__").is_dir(), "bytecode written");
+        std::fs::write(&file, "def f():\n    return 2\n").expect("rewrite");
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .and_then(|f| f.set_modified(when))
+            .expect("same mtime");
+        let root = dir.path().to_string_lossy().into_owned();
+        let out = Command::new("python3")
+            .args([
+                "-I",
+                "-c",
+                HARNESS,
+                &root,
+                "m",
+                r#"[{"call": "f()", "expected": "2"}]"#,
+                "3",
+            ])
+            .output()
+            .expect("harness");
+        let r = read_results(
+            &String::from_utf8_lossy(&out.stdout),
+            &[example("f()", "2")],
+            false,
+        );
+        assert_eq!(r.results[0].got.as_deref(), Some("2"), "{r:?}");
+        assert_eq!(r.passed(), 1);
+    }
+
     #[test]
     fn quoting_survives_single_quotes() {
         assert_eq!(quote("a'b"), r"'a'\''b'");
