@@ -41,11 +41,19 @@ pub enum SignalKind {
     /// tool was refused, or a command changed, renamed or deleted one and it was put back.
     /// Rewriting the test instead of the code is how small models fake a pass.
     TouchedProtected,
+    /// After this step's edit the code fails at least one example the task states (its
+    /// docstrings, its text), run by the harness in the sandbox. Evidence from execution
+    /// that needs no grading check: on HumanEval the 0.5B's first reply passing its
+    /// examples predicts the hidden verdict at AUROC 0.92 (docs/results/2026-12-07-examples-evidence.md).
+    ExamplesFailed,
+    /// After this step's edit every example the task states that the harness could run
+    /// passed (at least one ran).
+    ExamplesPassed,
 }
 
 impl SignalKind {
     /// All kinds, in a fixed order (used for tables and calibration files).
-    pub const ALL: [SignalKind; 13] = [
+    pub const ALL: [SignalKind; 15] = [
         SignalKind::Entropy,
         SignalKind::Margin,
         SignalKind::Surprise,
@@ -59,6 +67,8 @@ impl SignalKind {
         SignalKind::TestsFixed,
         SignalKind::Stuck,
         SignalKind::TouchedProtected,
+        SignalKind::ExamplesFailed,
+        SignalKind::ExamplesPassed,
     ];
 
     /// Token signals are continuous and arrive per token; the others are binary step facts.
@@ -84,7 +94,11 @@ impl SignalKind {
     pub fn is_sparse(self) -> bool {
         matches!(
             self,
-            SignalKind::TestsFixed | SignalKind::Stuck | SignalKind::TouchedProtected
+            SignalKind::TestsFixed
+                | SignalKind::Stuck
+                | SignalKind::TouchedProtected
+                | SignalKind::ExamplesFailed
+                | SignalKind::ExamplesPassed
         )
     }
 
@@ -110,6 +124,8 @@ impl SignalKind {
             SignalKind::TestsFixed => "tests_fixed",
             SignalKind::Stuck => "stuck",
             SignalKind::TouchedProtected => "touched_protected",
+            SignalKind::ExamplesFailed => "examples_failed",
+            SignalKind::ExamplesPassed => "examples_passed",
         }
     }
 }

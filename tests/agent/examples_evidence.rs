@@ -112,6 +112,22 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
         matches!((first_run, first_check), (Some(r), Some(c)) if r < c),
         "{story}"
     );
+    // The judge reads the verdicts: a failed example lowers B at the first step, a passing
+    // set raises it at the second (each a term of that step's update).
+    let read = |fact: &str| -> Vec<f64> {
+        events
+            .iter()
+            .filter(|e| e["type"] == "belief_updated")
+            .flat_map(|e| e["terms"].as_array().cloned().unwrap_or_default())
+            .filter(|t| t["signal"] == fact)
+            .filter_map(|t| t["llr"].as_f64())
+            .collect()
+    };
+    let (failed, passed) = (read("examples_failed"), read("examples_passed"));
+    assert!(
+        failed.len() == 1 && failed[0] < 0.0 && passed.len() == 1 && passed[0] > 0.0,
+        "failed {failed:?}, passed {passed:?}\n{story}"
+    );
     // exec's trace says it in the words the TUI uses.
     assert!(
         trace.contains("examples 0/2 (1 unread): double(3) gave 5, not 6"),

@@ -107,14 +107,19 @@ impl Session<'_> {
         outcome.facts.repeats = repeat.of_move;
         self.last_checkpoint.clone_from(&outcome.checkpoint);
         // The task's own examples, before (and whether or not) a check judges the tree.
-        let examples_failed =
-            if outcome.tool == Some(tools::spec::EDIT) && outcome.ok && !outcome.facts.no_diff {
-                self.run_examples(actor)
-                    .await
-                    .is_some_and(|(_, failed)| failed > 0)
-            } else {
-                false
-            };
+        // Their verdict is a step fact the judge reads (with or without a check).
+        let ran = if outcome.tool == Some(tools::spec::EDIT) && outcome.ok && !outcome.facts.no_diff
+        {
+            self.run_examples(actor).await
+        } else {
+            None
+        };
+        let examples_failed = ran.is_some_and(|(_, failed)| failed > 0);
+        match ran {
+            Some((_, failed)) if failed > 0 => outcome.sparse.push(SignalKind::ExamplesFailed),
+            Some((passed, 0)) if passed > 0 => outcome.sparse.push(SignalKind::ExamplesPassed),
+            _ => {}
+        }
         // The harness runs the check on every tree it has not judged yet.
         let mut checked =
             if has_check && outcome.tool.is_some() && matches!(outcome.after, After::Continue) {
