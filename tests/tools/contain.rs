@@ -167,6 +167,81 @@ async fn dev_shm_and_terminals_are_not_writable() {
     assert!(out.output.contains("null-ok"), "{}", out.output);
 }
 
+/// A terminal of the user's (here one the test opens, with keystrokes waiting in it) is
+/// neither listed nor readable by a command (issue 50, item 15).
+#[tokio::test]
+async fn another_terminal_cannot_be_read() {
+    if !landlock() {
+        eprintln!("skipped: no Landlock");
+        return;
+    }
+    // SAFETY: posix_openpt/grantpt/unlockpt/ptsname_r on a descriptor this test owns.
+    let (master, path) = unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(fd >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        (fd, path)
+    };
+    let typed = b"typed-secret-4711\n";
+    // SAFETY: a write of a byte buffer to the master this test opened.
+    let wrote = unsafe { libc::write(master, typed.as_ptr().cast(), typed.len()) };
+    assert_eq!(usize::try_from(wrote).ok(), Some(typed.len()));
+    assert!(Path::new(&path).exists(), "{path} exists outside");
+    let repo = tempfile::tempdir().expect("repo");
+    let ws = workspace_with(repo.path(), |c| c.sandbox = true);
+    let out = call(
+        &ws,
+        "run",
+        json!({"command": format!(
+            "ls /dev/pts; timeout 3 head -c 40 {path}; test -e {path} && echo still-there"
+        )}),
+    )
+    .await;
+    // SAFETY: closing the descriptor this test opened.
+    unsafe { libc::close(master) };
+    assert!(!out.output.contains("typed-secret"), "{}", out.output);
+    assert!(!out.output.contains("still-there"), "{}", out.output);
+}
+
+/// The memory cap counts the command's memory, not handoff's: the PID namespace's outer
+/// and init processes are forks of handoff that never exec, and their pages (handoff's,
+/// shared) once counted against the cap, so a big handoff stopped a small command ("more
+/// than 8192 MiB" for a python one-liner, seen in a loaded full test run).
+#[tokio::test]
+async fn a_large_handoff_does_not_count_against_a_commands_memory_cap() {
+    if !landlock() {
+        eprintln!("skipped: no Landlock");
+        return;
+    }
+    // 320 MiB resident in this process (every page written), against a cap of 256 MiB.
+    let ballast: Vec<u8> = vec![7u8; 320 << 20];
+    let repo = tempfile::tempdir().expect("repo");
+    let ws = workspace_with(repo.path(), |c| {
+        c.sandbox = true;
+        c.max_memory_mib = 256;
+    });
+    let out = call(
+        &ws,
+        "run",
+        json!({"command": "sleep 0.5; echo small-and-fine"}),
+    )
+    .await;
+    assert!(
+        std::hint::black_box(&ballast)
+            .iter()
+            .step_by(4096)
+            .all(|b| *b == 7)
+    );
+    assert!(out.output.contains("small-and-fine"), "{}", out.output);
+    assert!(!out.output.contains("max_memory_mib"), "{}", out.output);
+}
+
 /// Live processes whose command line is `sleep <secs>`.
 fn sleepers(secs: &str) -> Vec<i32> {
     let wanted = format!("sleep\0{secs}\0");

@@ -1,7 +1,8 @@
 //! The mount view of a command, made in its private mount namespace between fork and exec:
 //! the whole tree read-only and `nosuid`, each writable root bound back writable with
-//! `nosuid,nodev`, `.git` and the protected files bound read-only on top, and a fresh
-//! `/proc` that shows only the command's PID namespace.
+//! `nosuid,nodev`, `.git` and the protected files bound read-only on top, an empty
+//! `/dev/pts` (no terminal of the user's), and a fresh `/proc` that shows only the
+//! command's PID namespace.
 //!
 //! A read-only mount refuses metadata changes (mode, owner, times, extended attributes)
 //! that Landlock does not see, and the writable roots' `nodev` makes a device node planted
@@ -77,6 +78,28 @@ fn bind(path: &CString) -> io::Result<()> {
     check(unsafe { libc::mount(p, p, null, libc::MS_BIND | libc::MS_REC, null.cast()) })
 }
 
+/// An empty, read-only tmpfs over `/dev/pts`: the user's other terminals (and what is typed
+/// into them) are out of sight, for reading as for writing. A command may still open
+/// `/dev/ptmx`, but the terminal it gets has no path it can open. A machine without
+/// `/dev/pts` has nothing to hide.
+fn hide_terminals() -> io::Result<()> {
+    let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    // SAFETY: mount(2) with constant, NUL-terminated arguments.
+    let rc = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"tmpfs".as_ptr(),
+            flags,
+            c"size=4k,mode=0555".as_ptr().cast(),
+        )
+    };
+    match check(rc) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        other => other,
+    }
+}
+
 impl View {
     /// Builds the view in the current (private) mount namespace. Between fork and exec:
     /// system calls only, on memory prepared in the parent.
@@ -115,6 +138,9 @@ impl View {
             if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
                 check(libc::chdir(cwd.as_ptr().cast()))?;
             }
+        }
+        if self.world {
+            hide_terminals()?;
         }
         if self.proc {
             let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
