@@ -106,6 +106,13 @@ fn own_pid() -> i32 {
     i32::try_from(std::process::id()).unwrap_or(0)
 }
 
+/// handoff's own executable, as `/proc/PID/exe` names it (read once).
+fn own_exe() -> Option<std::path::PathBuf> {
+    static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::fs::read_link("/proc/self/exe").ok())
+        .clone()
+}
+
 fn own_sid() -> i32 {
     // SAFETY: getsid(2) of the calling process; no memory involved.
     unsafe { libc::getsid(0) }
@@ -179,11 +186,19 @@ impl Tree {
             .collect();
         // SAFETY: sysconf(3) with a constant name.
         let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let own = own_exe();
         for pid in descendants(&procs, roots, me) {
             if procs.get(&pid).is_none_or(|p| p.zombie) {
                 continue;
             }
             usage.processes += 1;
+            // The PID namespace's outer and init processes are forks of handoff that never
+            // exec: their resident pages are handoff's own, shared copy-on-write, and a
+            // large handoff (the test binary, `eval --jobs`) would count twice against the
+            // command's cap. A command that runs handoff's own binary is not counted either.
+            if own.is_some() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == own {
+                continue;
+            }
             usage.resident_bytes += resident_pages(pid).saturating_mul(page);
         }
         usage

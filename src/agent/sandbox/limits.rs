@@ -18,8 +18,9 @@
 //!   cgroup (`pids.max`) was not used: it needs a writable, delegated cgroup v2, which most
 //!   containers and many desktops do not give. The price of polling: a fork bomb can start
 //!   what it forks within one poll before it is killed.
-//! - **Memory**: the resident memory of the same tree, summed at the same poll, kills the
-//!   tree past the cap; and `RLIMIT_DATA` at the cap for each process, so a single process
+//! - **Memory**: the resident memory of the same tree, summed at the same poll (but for
+//!   processes running handoff's own binary: the PID namespace's outer and init are forks
+//!   of handoff whose pages are handoff's), kills the tree past the cap; and `RLIMIT_DATA` at the cap for each process, so a single process
 //!   cannot outrun the poll: its allocation past the cap fails (its own "Cannot allocate
 //!   memory", `MemoryError`). `RLIMIT_AS` was not used: runtimes that reserve large
 //!   address ranges (Go, the JVM, V8) fail under it long before they use the memory.
