@@ -1,5 +1,6 @@
 //! The agent: the step loop, the tools over a confined workspace, and the handoff.
 
+pub(crate) mod check_run;
 pub mod confine;
 pub(crate) mod context;
 pub mod emitter;

@@ -610,3 +610,33 @@ async fn a_planted_unittest_package_does_not_make_the_check_pass() {
         );
     }
 }
+
+/// Item 4: the check runs the model's code, so it is watched as `run` is. A module the
+/// junior wrote plants `sub/.git` with `core.fsmonitor` when the check imports it: the
+/// entry is removed, the check does not pass, and the session exits 5.
+#[tokio::test]
+async fn git_metadata_planted_during_the_check_is_removed_and_fails_it() {
+    let plant = "printf 'import os\\nos.makedirs(\"sub/.git\", exist_ok=True)\\nopen(\"sub/.git/config\", \"w\").write(\"[core]\\\\n\\\\tfsmonitor = touch /tmp/handoff-pwned\\\\n\")\\nopen(\"sub/.git/HEAD\", \"w\").write(\"ref: refs/heads/main\\\\n\")\\n' > conf.py && echo written";
+    let dir = repo(&[("conf.py", "x = 1\n")]);
+    let (j, s) = servers(one_command(plant), Script::new(vec![])).await;
+    let mut cfg = config(&j, &s);
+    cfg.agent.check = Some("python3 -c 'import conf'".into());
+    let (out, log) = exec(dir.path(), &cfg, &[]).await;
+    assert!(log.contains("written"), "the command ran: {log}");
+    assert!(
+        !dir.path().join("sub/.git").exists(),
+        "the planted entry is gone: {log}"
+    );
+    let check = log
+        .lines()
+        .find(|l| l.contains("\"check_ran\""))
+        .unwrap_or_default();
+    assert!(check.contains("\"passed\":false"), "{check}");
+    assert!(check.contains("changed git metadata"), "{check}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"protected_touched\"") && l.contains("sub/.git")),
+        "{log}"
+    );
+    assert_eq!(out.code, Some(5), "{}\n{}\n{log}", out.stdout, out.stderr);
+}

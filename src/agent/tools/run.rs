@@ -274,6 +274,73 @@ async fn watch(
     }
 }
 
+/// What a command did to git metadata, found and undone by [`GitGuard::finish`].
+#[derive(Debug, Default)]
+pub(crate) struct GitFound {
+    /// Changes to the repository's `.git` (where no read-only mount could be made), with
+    /// what was undone and what could not be.
+    pub git_changes: Vec<String>,
+    /// Git metadata planted in the work tree (removed) or index flags (cleared).
+    pub planted: Vec<String>,
+    /// A tree too large to scan whole: no finding, said beside the output.
+    pub scan_note: Option<String>,
+}
+
+impl GitFound {
+    /// Every line of what was found (the `protected_touched` event's `git` lines).
+    pub fn lines(&self) -> Vec<String> {
+        self.git_changes
+            .iter()
+            .chain(&self.planted)
+            .cloned()
+            .collect()
+    }
+}
+
+/// The git watches of one command, `run`'s and the check's alike: `.git` fingerprinted
+/// before and put back after, planted `.git` entries and index flags removed.
+pub(crate) struct GitGuard {
+    before: crate::agent::gitguard::GitState,
+    watch: crate::agent::gitnest::Watch,
+}
+
+impl GitGuard {
+    pub fn start(ws: &Workspace) -> GitGuard {
+        GitGuard {
+            before: ws.git_state(),
+            watch: crate::agent::gitnest::Watch::start(ws.root()),
+        }
+    }
+
+    /// Undoes what the command did to git metadata and says what that was.
+    pub fn finish(self, ws: &Workspace) -> GitFound {
+        let after = ws.git_state();
+        let mut git_changes = self.before.changes(&after);
+        // Where .git could not be mounted read-only the change landed: put it back now,
+        // before the user's next `git` can run a planted hook or config line.
+        let (undone, not_undone) = if git_changes.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            self.before.undo(&after, ws.root())
+        };
+        if !undone.is_empty() {
+            git_changes.push(format!("undone: {}", undone.join(", ")));
+        }
+        if !not_undone.is_empty() {
+            git_changes.push(format!(
+                "NOT undone (put back by hand before running git): {}",
+                not_undone.join(", ")
+            ));
+        }
+        let (planted, scan_note) = self.watch.finish(ws.root());
+        GitFound {
+            git_changes,
+            planted,
+            scan_note,
+        }
+    }
+}
+
 /// The `run` tool.
 pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
     if args.command.trim().is_empty() || args.command.contains('\0') {
@@ -288,28 +355,13 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
         .map(|s| Duration::from_secs(s.max(1)).min(limits.command_timeout))
         .unwrap_or(limits.command_timeout);
     let spec = ws.shell(&args.command, timeout, limits.output_cap_bytes);
-    let before = ws.git_state();
-    let watch = crate::agent::gitnest::Watch::start(ws.root());
+    let guard = GitGuard::start(ws);
     let result = run_shell(&spec).await;
-    let after = ws.git_state();
-    let mut git_changes = before.changes(&after);
-    // Where .git could not be mounted read-only the change landed: put it back now, before
-    // the user's next `git` can run a planted hook or config line.
-    let (undone, not_undone) = if git_changes.is_empty() {
-        (Vec::new(), Vec::new())
-    } else {
-        before.undo(&after, ws.root())
-    };
-    if !undone.is_empty() {
-        git_changes.push(format!("undone: {}", undone.join(", ")));
-    }
-    if !not_undone.is_empty() {
-        git_changes.push(format!(
-            "NOT undone (put back by hand before running git): {}",
-            not_undone.join(", ")
-        ));
-    }
-    let (planted, scan_note) = watch.finish(ws.root());
+    let GitFound {
+        git_changes,
+        planted,
+        scan_note,
+    } = guard.finish(ws);
     // The step's record turns these into the `protected_touched` event's `git` lines: the
     // summary says so and the session exits 5 (`crate::exit`).
     ws.note_git_repairs(&git_changes);
