@@ -11,7 +11,6 @@ use crate::llm::types::{Message, ToolCall};
 use crate::protocol::{Actor, Event, SignalKind};
 use crate::repo::Repo;
 
-pub(crate) use super::check_run::{CheckResult, check_once, run_check};
 use super::emitter::Emitter;
 use super::inbox::{Inbox, Intent, Waiting};
 use super::reply::Unusable;

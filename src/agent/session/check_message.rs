@@ -1,7 +1,7 @@
 //! What a failed check says to the model that wrote the code: the command, its status and
 //! the useful end of its output, then the ways out of writing code.
 
-use super::step::CheckResult;
+use crate::agent::check_run::CheckResult;
 
 /// Most bytes of a failing check's output the model is shown (its tail: the assertion or
 /// the traceback's last frames are at the end).

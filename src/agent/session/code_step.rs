@@ -25,7 +25,8 @@
 use super::check_message::failure_message;
 use super::code_moves::{CodeMove, CodeOutcome};
 use super::{After, Next, Session};
-use crate::agent::{reply, step, tools};
+use crate::agent::check_run::CheckResult;
+use crate::agent::{reply, tools};
 use crate::competence::Verdict;
 use crate::competence::facts::parse_test_counts;
 use crate::competence::repeats::{Move, Repeat};
@@ -33,7 +34,6 @@ use crate::config::Retry;
 use crate::llm::Client;
 use crate::llm::types::Message;
 use crate::protocol::{Actor, EscalationReason, Outcome, SignalKind};
-use step::CheckResult;
 
 /// The `code` protocol's part of the session state.
 #[derive(Debug, Default)]
@@ -147,7 +147,14 @@ impl Session<'_> {
         if cached.is_some() {
             return (cached, before);
         }
-        let r = step::check_once(&self.env, &self.emitter, &mut self.inbox, self.step, true).await;
+        let r = crate::agent::check_run::check_once(
+            &self.env,
+            &self.emitter,
+            &mut self.inbox,
+            self.step,
+            true,
+        )
+        .await;
         if let (Some(code), Some(r)) = (self.code.as_mut(), r.as_ref()) {
             code.checked = Some((checkpoint.clone(), r.clone()));
         }

@@ -5,8 +5,8 @@
 use super::code_step::Seat;
 use super::{Next, Session, code_brief, shadow_escalation};
 use crate::agent::context::{CheckFacts, HandoffFacts, HandoffLedger, handoff_note};
+use crate::agent::handoff;
 use crate::agent::handoff::{OperatorReply, Triage};
-use crate::agent::{handoff, step};
 use crate::competence::Verdict;
 use crate::competence::repeats::Progress;
 use crate::config::{HandoffMode, QuestionWriter, RouteMode};
@@ -74,7 +74,8 @@ impl Session<'_> {
         {
             return outcome;
         }
-        step::run_check(&self.env, &self.emitter, &mut self.inbox, self.step).await
+        crate::agent::check_run::run_check(&self.env, &self.emitter, &mut self.inbox, self.step)
+            .await
     }
 
     /// The tools the next reply may call: all of them, except that under a constrained

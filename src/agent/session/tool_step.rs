@@ -204,7 +204,9 @@ impl Session<'_> {
             },
             Acted::Finish => {
                 let inbox = &mut self.inbox;
-                let label = step::run_check(&self.env, &self.emitter, inbox, self.step).await;
+                let label =
+                    crate::agent::check_run::run_check(&self.env, &self.emitter, inbox, self.step)
+                        .await;
                 Resolved::handled(true, "finished", After::End(label))
             }
             Acted::Ask { question, options } => match self.self_ask(question, options).await {
