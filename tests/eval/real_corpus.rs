@@ -62,3 +62,44 @@ fn the_shipped_calibrations_are_what_calibrate_fits_on_the_corpus() {
         refit(&args, shipped);
     }
 }
+
+/// The judge that reads the task's examples, fitted without the check on the single-shot
+/// collections that log them (docs/results/2026-12-07-judge-reads-examples.md), is what
+/// `calibrate` fits on them now, byte for byte; and its B at the end of the one reply (the
+/// first decision point of a session without a check) ranks the hidden verdicts as the
+/// page says.
+#[test]
+fn the_examples_judge_is_what_calibrate_fits_on_the_examples_collections() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for model in ["0.5b", "1.5b"] {
+        let collection = format!("data/real/code-examples-{model}");
+        if !root.join(&collection).is_dir() {
+            continue;
+        }
+        let dirs: Vec<String> = (0..8)
+            .map(|i| format!("{collection}/shard-{i}-of-8/logs/single-shot"))
+            .collect();
+        let mut args: Vec<&str> = vec!["--no-check"];
+        args.extend(dirs.iter().map(String::as_str));
+        args.extend(["--folds", "5", "--model", "features"]);
+        refit(
+            &args,
+            &format!("data/real/fits/examples/{model}-no-check-features.json"),
+        );
+    }
+    let text =
+        std::fs::read_to_string(root.join("data/real/fits/examples/0.5b-no-check-features.txt"))
+            .expect("the 0.5B fit's report");
+    let page =
+        std::fs::read_to_string(root.join("docs/results/2026-12-07-judge-reads-examples.md"))
+            .expect("the results page");
+    let last = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("100%"))
+        .expect("the row at 100 %");
+    let auroc = last.split_whitespace().nth(4).expect("its AUROC");
+    assert!(
+        page.contains(&format!("**{auroc}**")),
+        "the page should state B's AUROC at the first decision point, {auroc} ({last})"
+    );
+}
