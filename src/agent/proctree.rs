@@ -169,9 +169,9 @@ impl Tree {
         kill_all(self.leader, &self.marker);
     }
 
-    /// What the command's tree uses now: its live processes (its session and every
-    /// descendant of its leader, so a PID namespace's whole content) and their summed
-    /// resident memory; for the caps of [`crate::agent::sandbox::limits`].
+    /// What the command's tree uses now: its live tasks (the threads of its session's
+    /// processes and of every descendant of its leader, so a PID namespace's whole
+    /// content) and their summed resident memory; for the caps of [`crate::agent::sandbox::limits`].
     pub fn usage(&self) -> crate::agent::sandbox::limits::Usage {
         let mut usage = crate::agent::sandbox::limits::Usage::default();
         if self.done || self.leader <= 0 {
@@ -188,10 +188,11 @@ impl Tree {
         let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
         let own = own_exe();
         for pid in descendants(&procs, roots, me) {
-            if procs.get(&pid).is_none_or(|p| p.zombie) {
+            let Some(p) = procs.get(&pid).filter(|p| !p.zombie) else {
                 continue;
-            }
-            usage.processes += 1;
+            };
+            // Threads count: each takes a pid from the machine-wide pool, as a process does.
+            usage.processes += p.threads.max(1) as usize;
             // The PID namespace's outer and init processes are forks of handoff that never
             // exec: their resident pages are handoff's own, shared copy-on-write, and a
             // large handoff (the test binary, `eval --jobs`) would count twice against the
@@ -225,6 +226,8 @@ struct Proc {
     ppid: i32,
     sid: i32,
     zombie: bool,
+    /// Its threads: each one a task with a pid of its own from the machine's pool.
+    threads: u32,
 }
 
 fn kill_all(leader: i32, marker: &str) {
@@ -347,10 +350,13 @@ fn parse_stat(stat: &str) -> Option<Proc> {
     let ppid = fields.next()?.parse().ok()?;
     let _pgrp: i32 = fields.next()?.parse().ok()?;
     let sid = fields.next()?.parse().ok()?;
+    // tty_nr … nice (fields 7 to 19), then num_threads; a kernel that lacks it counts 1.
+    let threads = fields.nth(13).and_then(|t| t.parse().ok()).unwrap_or(1);
     Some(Proc {
         ppid,
         sid,
         zombie: state == "Z" || state == "X",
+        threads,
     })
 }
 
@@ -374,7 +380,10 @@ mod tests {
     #[test]
     fn stat_lines_with_odd_command_names_parse() {
         let p = parse_stat("42 (a) b (c)) S 7 42 42 0 -1").expect("parses");
-        assert_eq!((p.ppid, p.sid, p.zombie), (7, 42, false));
+        assert_eq!((p.ppid, p.sid, p.zombie, p.threads), (7, 42, false, 1));
+        let full = "1234 (python3) S 1 1234 1234 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 37 0 555";
+        let p = parse_stat(full).expect("parses");
+        assert_eq!((p.ppid, p.sid, p.threads), (1, 1234, 37));
         assert!(parse_stat("42 (x) Z 1 2 3").is_some_and(|p| p.zombie));
         assert!(parse_stat("garbage").is_none());
     }

@@ -114,6 +114,47 @@ async fn a_command_past_the_process_cap_is_stopped_whole() {
     }
 }
 
+/// Issue 50, item 13: threads count against the cap, as processes do (each one takes a
+/// pid from the machine's pool): one process with 60 threads under a cap of 20 is stopped.
+#[tokio::test]
+async fn a_command_past_the_process_cap_in_threads_is_stopped() {
+    if !python() {
+        eprintln!("skipped: the thread case starts threads with python3, which is not installed");
+        return;
+    }
+    let threads = r#"python3 -c 'import threading, time; [threading.Thread(target=time.sleep, args=(60,), daemon=True).start() for _ in range(60)]; time.sleep(60); print("ALL-WAITED")'"#;
+    let ran = stopped_for(threads, "agent.max_processes", |a| a.max_processes = 20).await;
+    for (who, s, _) in ran {
+        assert!(
+            !s.output.contains("ALL-WAITED"),
+            "{who}: ran to its end: {}",
+            s.output
+        );
+    }
+}
+
+/// Issue 50, item 14: an anonymous file's pages are memory no resident set shows, so
+/// `memfd_create` is refused (seccomp) rather than left outside the memory cap.
+#[tokio::test]
+async fn memfd_create_is_refused_so_its_pages_cannot_pass_the_memory_cap() {
+    if !python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let command = r#"python3 -c 'import os; fd = os.memfd_create("x"); os.write(fd, b"x" * (8 << 20)); print("MEMFD-MADE")'"#;
+    for user in users() {
+        let who = who(user);
+        let dir = repo(&[("notes.txt", "hi\n")]);
+        let s = capped(command, dir.path(), user, |a| a.max_memory_mib = 64).await;
+        survived(&s, who);
+        assert!(
+            !s.output.contains("MEMFD-MADE") && s.output.contains("Operation not permitted"),
+            "{who}: {}",
+            s.output
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_command_past_the_memory_cap_is_stopped() {
     if !python() {

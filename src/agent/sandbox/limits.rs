@@ -10,7 +10,8 @@
 //!   each file, not the sum of many; checkpoints leave out untracked files of the cap's
 //!   size or more ([`crate::repo::Repo::set_max_file_bytes`]), so a cut file is not copied
 //!   into `.git` either. `RLIMIT_CORE` is 0 besides (a core dump is a write too).
-//! - **Processes**: counted by handoff over the command's tree (its session and every
+//! - **Processes**: tasks (each process's threads, since each holds a pid) counted by
+//!   handoff over the command's tree (its session and every
 //!   descendant; where a PID namespace is made, everything in it) every
 //!   [`POLL`]; past the cap the whole tree is killed. `RLIMIT_NPROC` was not used: it
 //!   counts every process of the real uid on the machine (a normal user's editor and
@@ -40,7 +41,9 @@ const SIGXFSZ: i32 = 25;
 pub struct Caps {
     /// Largest file a command may write, in MiB (`agent.max_write_mib`).
     pub write_mib: u64,
-    /// Most processes alive at once in the command's tree (`agent.max_processes`).
+    /// Most tasks (processes and their threads) alive at once in the command's tree
+    /// (`agent.max_processes`): a thread takes a pid from the machine's pool as a process
+    /// does, so 600 threads under a cap of 20 processes was a fork bomb the cap missed.
     pub processes: u32,
     /// Most resident memory of the tree, in MiB (`agent.max_memory_mib`).
     pub memory_mib: u64,
@@ -65,7 +68,7 @@ impl Caps {
     pub fn exceeded(&self, usage: Usage) -> Option<String> {
         if self.processes > 0 && usage.processes > self.processes as usize {
             return Some(format!(
-                "stopped: the command ran more than {} processes at once (agent.max_processes); \
+                "stopped: the command ran more than {} processes and threads at once (agent.max_processes); \
                  every process it started was killed",
                 self.processes
             ));

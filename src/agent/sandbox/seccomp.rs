@@ -18,6 +18,9 @@
 //!   caller: handoff died of a CPU limit a command set on its parent. Reading limits stays
 //!   allowed; `ulimit` and `nice` act on the caller (pid 0) and stay allowed.
 //! - `io_uring_setup`: io_uring performs system calls that this filter never sees.
+//! - `memfd_create`: an anonymous file's pages are memory that no process's resident set
+//!   shows until mapped, so `agent.max_memory_mib` never saw 1.2 GiB of them under a cap of
+//!   64 MiB. Builds and test runs do not need it (`/dev/shm` is not writable either).
 //! - system calls of another architecture (32-bit `int 0x80`, x32).
 //!
 //! Without network (`agent.network = false`), also: `socket()` for every family but netlink
@@ -94,6 +97,7 @@ mod imp {
             libc::SYS_request_key,
             libc::SYS_keyctl,
             libc::SYS_io_uring_setup,
+            libc::SYS_memfd_create,
         ];
         #[cfg(target_arch = "x86_64")]
         out.extend([libc::SYS_iopl, libc::SYS_ioperm]);
