@@ -329,10 +329,21 @@ pub fn token_clock_schedule(
         .map_err(JudgeError::Schedule)
 }
 
-/// The calibration the config names (its file), or the built-in prior. `doctor` reads it
-/// without building a judge (no threshold schedule to solve).
+/// The calibration file a session with this config uses: `policy.calibration_without_check`
+/// when there is no `agent.check` and it is set, else `policy.calibration`.
+pub fn calibration_path(config: &Config) -> Option<&std::path::Path> {
+    let without = config
+        .policy
+        .calibration_without_check
+        .as_deref()
+        .filter(|_| config.agent.check.is_none());
+    without.or(config.policy.calibration.as_deref())
+}
+
+/// The calibration the config names (its file) for this session, or the built-in prior.
+/// `doctor` reads it without building a judge (no threshold schedule to solve).
 pub fn load_calibration(config: &Config) -> Result<Calibration, JudgeError> {
-    let Some(path) = &config.policy.calibration else {
+    let Some(path) = calibration_path(config) else {
         return Ok(Calibration::prior());
     };
     let p = path.display().to_string();

@@ -76,6 +76,12 @@ pub struct PolicyConfig {
     pub shadow: bool,
     /// A calibration JSON written by `handoff calibrate`; `None` uses the built-in prior.
     pub calibration: Option<PathBuf>,
+    /// The calibration for a session without `agent.check`, in place of `calibration`: a
+    /// judge fitted without the check's facts (`calibrate --no-check`) on sessions that log
+    /// the task's examples. A judge fitted with the check learns to wait for it, and a
+    /// session without one never gets it; this one decides after the first reply from
+    /// what the examples said (docs/results/2026-12-07-judge-reads-examples.md).
+    pub calibration_without_check: Option<PathBuf>,
     /// For `threshold = "steps"`: the JSON `handoff schedule --write FILE` wrote (its
     /// `tau`, one τ per junior step end).
     pub step_schedule: Option<PathBuf>,
@@ -123,6 +129,7 @@ impl Default for PolicyConfig {
             handoff: HandoffMode::Restart,
             shadow: false,
             calibration: None,
+            calibration_without_check: None,
             step_schedule: None,
             cooldown_steps: 2,
             schedule_stride: 64,

@@ -172,17 +172,20 @@ impl Config {
                 "must be a probability in [0, 1]",
             ));
         }
-        if self
-            .policy
-            .calibration
-            .as_ref()
-            .is_some_and(|p| p.as_os_str().is_empty())
-        {
-            return Err(invalid(
-                "policy",
-                "calibration",
-                "must name a calibration file (leave it out for the built-in prior)",
-            ));
+        for (key, path) in [
+            ("calibration", &self.policy.calibration),
+            (
+                "calibration_without_check",
+                &self.policy.calibration_without_check,
+            ),
+        ] {
+            if path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                return Err(invalid(
+                    "policy",
+                    key,
+                    "must name a calibration file (leave it out for the built-in prior)",
+                ));
+            }
         }
         if !(0.0..1.0).contains(&self.policy.explore) {
             return Err(invalid(

@@ -344,3 +344,53 @@ async fn a_native_tool_session_that_fixes_its_failing_check_ends_with_the_belief
     let last = ends.last().expect("a last step");
     assert!(belief(last) > belief(&ends[failed]));
 }
+
+/// `policy.calibration_without_check` is the judge of a session without `agent.check`;
+/// with a check the session keeps `policy.calibration` (each told apart by its π₀, which
+/// `session_started` logs).
+#[tokio::test]
+async fn a_session_without_a_check_uses_the_calibration_fitted_without_one() {
+    let files = tempfile::tempdir().expect("files");
+    let write = |name: &str, prior: f64| {
+        let mut c = handoff::competence::Calibration::prior();
+        c.prior = prior;
+        let path = files.path().join(name);
+        std::fs::write(&path, c.to_json()).expect("write calibration");
+        path
+    };
+    let with = write("with.json", 0.61);
+    let without = write("without.json", 0.34);
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    for (check, want) in [
+        (None, 0.34),
+        (
+            Some("python3 -c 'from mathx import double; assert double(5) == 10'"),
+            0.61,
+        ),
+    ] {
+        let (j, s) = servers(
+            Script::new(vec![reply(confident(right), None)]),
+            Script::new(vec![]),
+        )
+        .await;
+        let dir = repo(&[("mathx.py", STUB)]);
+        let mut cfg = config(&j, &s);
+        cfg.junior.tool_protocol = ToolProtocol::Code;
+        cfg.agent.check = check.map(str::to_string);
+        cfg.policy.constant = 0.01;
+        cfg.policy.calibration = Some(with.clone());
+        cfg.policy.calibration_without_check = Some(without.clone());
+        let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+        let started = events
+            .iter()
+            .find(|e| e["type"] == "session_started")
+            .expect("session_started");
+        assert_eq!(
+            started["prior"].as_f64(),
+            Some(want),
+            "check {check:?}: {}\n{}",
+            ran.stdout,
+            ran.stderr
+        );
+    }
+}

@@ -84,7 +84,9 @@ fn the_examples_judge_is_what_calibrate_fits_on_the_examples_collections() {
         args.extend(["--folds", "5", "--model", "features"]);
         refit(
             &args,
-            &format!("data/real/fits/examples/{model}-no-check-features.json"),
+            &format!(
+                "data/calibrations/qwen2.5-coder-{model}-instruct.llamacpp.top5.no-check.json"
+            ),
         );
     }
     let text =
