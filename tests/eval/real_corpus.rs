@@ -89,19 +89,22 @@ fn the_examples_judge_is_what_calibrate_fits_on_the_examples_collections() {
             ),
         );
     }
-    let text =
-        std::fs::read_to_string(root.join("data/real/fits/examples/0.5b-no-check-features.txt"))
-            .expect("the 0.5B fit's report");
     let page =
         std::fs::read_to_string(root.join("docs/results/2026-12-07-judge-reads-examples.md"))
             .expect("the results page");
-    let last = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("100%"))
-        .expect("the row at 100 %");
-    let auroc = last.split_whitespace().nth(4).expect("its AUROC");
-    assert!(
-        page.contains(&format!("**{auroc}**")),
-        "the page should state B's AUROC at the first decision point, {auroc} ({last})"
-    );
+    for model in ["0.5b", "1.5b"] {
+        let text = std::fs::read_to_string(root.join(format!(
+            "data/real/fits/examples/{model}-no-check-features.txt"
+        )))
+        .expect("the fit's report");
+        let last = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("100%"))
+            .expect("the row at 100 %");
+        let auroc = last.split_whitespace().nth(4).expect("its AUROC");
+        assert!(
+            page.contains(&format!("**{auroc}**")),
+            "the page should state the {model}'s B AUROC at the first decision point, {auroc} ({last})"
+        );
+    }
 }
