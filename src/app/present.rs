@@ -62,6 +62,17 @@ fn summary_words(summary: &super::summary::Summary) -> String {
         }
         (None, None) => {}
     }
+    if let Some(c) = summary
+        .changes
+        .as_ref()
+        .filter(|c| !c.attributes.is_empty())
+    {
+        let _ = writeln!(
+            out,
+            "attributes   changed {}: it decides how git shows and filters files; review it before trusting a diff",
+            c.attributes.join(", ")
+        );
+    }
     for e in &summary.escalations {
         let _ = writeln!(
             out,

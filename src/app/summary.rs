@@ -118,6 +118,11 @@ pub struct Changes {
     pub diff_command: String,
     /// The command that puts the work tree back as the session found it.
     pub undo_command: String,
+    /// Changed `.gitattributes` files: they decide how git shows, diffs and filters every
+    /// other file (`* -diff` hides an edit from `git diff`, a filter runs a program on
+    /// checkout), so a session that touched one is told apart from an ordinary edit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<String>,
 }
 
 /// The session's change from its first checkpoint (the work tree as it started) to its
@@ -136,6 +141,13 @@ pub fn changes(repo_dir: &Path, session: &str) -> Result<Changes, String> {
         stat: d.diff.stat(),
         diff_command: format!("handoff diff {session} --repo {dir}"),
         undo_command: format!("handoff restore {session} 0 --repo {dir}"),
+        attributes: d
+            .diff
+            .files
+            .iter()
+            .filter(|f| f.path.rsplit('/').next() == Some(".gitattributes"))
+            .map(|f| f.path.clone())
+            .collect(),
     })
 }
 

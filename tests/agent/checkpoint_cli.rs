@@ -362,3 +362,58 @@ async fn outside_git_the_session_warns_that_it_keeps_no_checkpoints() {
         diff.stderr
     );
 }
+
+/// Issue 50, item 8: a session that changes `.gitattributes` (here to `* -diff`, which
+/// hides edits from git's own diff) is named in the summary, in the trace and in JSON.
+#[tokio::test]
+async fn a_changed_gitattributes_is_named_in_the_summary() {
+    use handoff::demo::script::{confident, reply};
+    let home = tempfile::tempdir().expect("tempdir");
+    let dir = repo(&FILES);
+    let root = dir.path();
+    for json in [false, true] {
+        let planted = reply(
+            confident("Writing."),
+            Some((
+                "w1",
+                "write_file",
+                serde_json::json!({"path": ".gitattributes", "content": "* -diff\n"}),
+            )),
+        );
+        let (j, s) = servers(Script::new(vec![planted, finish()]), Script::new(vec![])).await;
+        let cfg = write_config(home.path(), &config(&j, &s));
+        let mut args = vec![
+            os("exec"),
+            os("--repo"),
+            root.as_os_str(),
+            os("--config"),
+            cfg.as_os_str(),
+        ];
+        if json {
+            args.push(os("--json"));
+        }
+        args.push(os("set the attributes"));
+        let out = bin(home.path(), &args, None, &[]).await;
+        if json {
+            let summary: serde_json::Value = out
+                .stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|v| v.get("changes").is_some())
+                .expect("a JSON summary");
+            assert_eq!(
+                summary["changes"]["attributes"],
+                serde_json::json!([".gitattributes"]),
+                "{summary}"
+            );
+        } else {
+            let text = format!("{}{}", out.stdout, out.stderr);
+            assert!(
+                text.contains("attributes   changed .gitattributes"),
+                "{text}"
+            );
+        }
+        // The second run starts from the same tree.
+        std::fs::remove_file(root.join(".gitattributes")).ok();
+    }
+}
