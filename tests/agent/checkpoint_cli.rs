@@ -14,6 +14,20 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
+/// A junior that writes `content` to `path` with the file tool, then finishes.
+fn writes(path: &str, content: &str) -> Script {
+    use handoff::demo::script::{confident, reply};
+    let write = reply(
+        confident("Writing."),
+        Some((
+            "w1",
+            "write_file",
+            serde_json::json!({"path": path, "content": content}),
+        )),
+    );
+    Script::new(vec![write, finish()])
+}
+
 /// Runs `exec` on `dir` against a junior that writes `done.txt` and finishes; returns the
 /// run and the parsed `--json` summary when `json`.
 async fn exec_writing_done(
@@ -208,19 +222,10 @@ async fn a_gitattributes_that_marks_files_binary_hides_no_edit_from_the_diff() {
 
 #[tokio::test]
 async fn a_step_whose_tree_cannot_be_checkpointed_is_a_logged_warning() {
-    use handoff::demo::script::{confident, reply};
     let home = tempfile::tempdir().expect("tempdir");
     let dir = repo(&FILES);
     let root = dir.path();
-    let planted = reply(
-        confident("Writing."),
-        Some((
-            "w1",
-            "write_file",
-            serde_json::json!({"path": "GIT~1/x.txt", "content": "planted\n"}),
-        )),
-    );
-    let (j, s) = servers(Script::new(vec![planted, finish()]), Script::new(vec![])).await;
+    let (j, s) = servers(writes("GIT~1/x.txt", "planted\n"), Script::new(vec![])).await;
     let cfg = write_config(home.path(), &config(&j, &s));
     let log = home.path().join("s.jsonl");
     let out = bin(
@@ -367,20 +372,11 @@ async fn outside_git_the_session_warns_that_it_keeps_no_checkpoints() {
 /// hides edits from git's own diff) is named in the summary, in the trace and in JSON.
 #[tokio::test]
 async fn a_changed_gitattributes_is_named_in_the_summary() {
-    use handoff::demo::script::{confident, reply};
     let home = tempfile::tempdir().expect("tempdir");
     let dir = repo(&FILES);
     let root = dir.path();
     for json in [false, true] {
-        let planted = reply(
-            confident("Writing."),
-            Some((
-                "w1",
-                "write_file",
-                serde_json::json!({"path": ".gitattributes", "content": "* -diff\n"}),
-            )),
-        );
-        let (j, s) = servers(Script::new(vec![planted, finish()]), Script::new(vec![])).await;
+        let (j, s) = servers(writes(".gitattributes", "* -diff\n"), Script::new(vec![])).await;
         let cfg = write_config(home.path(), &config(&j, &s));
         let mut args = vec![
             os("exec"),
