@@ -331,7 +331,7 @@ pub fn token_clock_schedule(
 
 /// The calibration file a session with this config uses: `policy.calibration_without_check`
 /// when there is no `agent.check` and it is set, else `policy.calibration`.
-pub fn calibration_path(config: &Config) -> Option<&std::path::Path> {
+fn calibration_path(config: &Config) -> Option<&std::path::Path> {
     let without = config
         .policy
         .calibration_without_check

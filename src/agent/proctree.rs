@@ -107,10 +107,10 @@ fn own_pid() -> i32 {
 }
 
 /// handoff's own executable, as `/proc/PID/exe` names it (read once).
-fn own_exe() -> Option<std::path::PathBuf> {
+fn own_exe() -> Option<&'static std::path::Path> {
     static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     EXE.get_or_init(|| std::fs::read_link("/proc/self/exe").ok())
-        .clone()
+        .as_deref()
 }
 
 fn own_sid() -> i32 {
@@ -197,7 +197,12 @@ impl Tree {
             // exec: their resident pages are handoff's own, shared copy-on-write, and a
             // large handoff (the test binary, `eval --jobs`) would count twice against the
             // command's cap. A command that runs handoff's own binary is not counted either.
-            if own.is_some() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == own {
+            if own.is_some()
+                && std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .ok()
+                    .as_deref()
+                    == own
+            {
                 continue;
             }
             usage.resident_bytes += resident_pages(pid).saturating_mul(page);

@@ -18,12 +18,11 @@ async fn capped(
     exec_configured(command, dir, user, true, |c| tweak(&mut c.agent), |_| {}).await
 }
 
-/// Runs `command` once as each user with the caps `tweak` sets, and checks the call was
-/// stopped for `key`: the run's result says so, handoff ended on its own and its log is
-/// whole. Returns who ran it, what the session left and its repository.
-async fn stopped_for(
+/// Runs `command` once as each user with the caps `tweak` sets, and checks handoff ended
+/// on its own with its log whole. Returns who ran it, what the session left and its
+/// repository.
+async fn ran_as_each(
     command: &str,
-    key: &str,
     tweak: impl Fn(&mut handoff::config::AgentConfig),
 ) -> Vec<(&'static str, Ended, tempfile::TempDir)> {
     let mut out = Vec::new();
@@ -32,14 +31,26 @@ async fn stopped_for(
         let dir = repo(&[("notes.txt", "hi\n")]);
         let s = capped(command, dir.path(), user, &tweak).await;
         survived(&s, who);
+        out.push((who, s, dir));
+    }
+    out
+}
+
+/// [`ran_as_each`], and checks the call was stopped for `key`: the run's result says so.
+async fn stopped_for(
+    command: &str,
+    key: &str,
+    tweak: impl Fn(&mut handoff::config::AgentConfig),
+) -> Vec<(&'static str, Ended, tempfile::TempDir)> {
+    let ran = ran_as_each(command, tweak).await;
+    for (who, s, _) in &ran {
         assert!(
             s.output.contains("stopped") && s.output.contains(key),
             "{who}: the result says why ({key}): {}",
             s.output
         );
-        out.push((who, s, dir));
     }
-    out
+    ran
 }
 
 /// handoff ended on its own (0 or 1), and its log ends with `session_ended`.
@@ -142,11 +153,7 @@ async fn memfd_create_is_refused_so_its_pages_cannot_pass_the_memory_cap() {
         return;
     }
     let command = r#"python3 -c 'import os; fd = os.memfd_create("x"); os.write(fd, b"x" * (8 << 20)); print("MEMFD-MADE")'"#;
-    for user in users() {
-        let who = who(user);
-        let dir = repo(&[("notes.txt", "hi\n")]);
-        let s = capped(command, dir.path(), user, |a| a.max_memory_mib = 64).await;
-        survived(&s, who);
+    for (who, s, _) in ran_as_each(command, |a| a.max_memory_mib = 64).await {
         assert!(
             !s.output.contains("MEMFD-MADE") && s.output.contains("Operation not permitted"),
             "{who}: {}",
