@@ -269,6 +269,11 @@ pub struct AgentConfig {
     pub retry: Retry,
     /// The sampling temperature of a `retry = "resample"` reply.
     pub retry_temperature: f32,
+    /// Under the `code` protocol: how many candidates the junior's first reply is. Beyond
+    /// the first (the endpoint's own sampling), each is drawn at `retry_temperature`; all
+    /// run on the task's examples and inputs derived from them, in the sandbox, and the one
+    /// the evidence ranks first is placed (`code::agreement`). 1 draws one reply, as before.
+    pub candidates: u32,
 }
 
 /// What the junior gets after its code failed the check (`code` protocol).
@@ -427,6 +432,7 @@ impl Default for AgentConfig {
             show_tests: false,
             retry: Retry::Resample,
             retry_temperature: 0.8,
+            candidates: 1,
         }
     }
 }

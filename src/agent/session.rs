@@ -33,6 +33,7 @@ use super::turn::{self, TokenLimit, TurnEnd};
 use crate::competence::repeats::{self, Progress};
 use crate::judge::SessionJudge;
 
+mod candidates;
 mod check_message;
 mod code_moves;
 mod code_step;
@@ -489,6 +490,7 @@ impl Session<'_> {
                 self.offered(actor, &specs).await
             };
             let req = ChatRequest { messages, tools };
+            let tick_before = self.watch.tick();
             let end = match actor {
                 Actor::Junior => {
                     let mut judging = JuniorJudging {
@@ -539,7 +541,13 @@ impl Session<'_> {
                     {
                         self.warn("context_truncated", message).await;
                     }
-                    if writes_code {
+                    if writes_code && actor == Actor::Junior {
+                        let tokens = self.watch.tick().saturating_sub(tick_before);
+                        match self.first_candidates(&req, text, tokens).await {
+                            Ok(text) => self.code_step(actor, text).await,
+                            Err(next) => next,
+                        }
+                    } else if writes_code {
                         self.code_step(actor, text).await
                     } else {
                         self.step_with(actor, text, tool_calls, problem).await

@@ -243,6 +243,7 @@ fn event_words(e: &Event) -> Option<String> {
             )
         }
         Event::ExamplesRan { .. } => crate::protocol::examples_line(e)?,
+        Event::CandidatesRan { .. } => crate::protocol::candidates_line(e)?,
         Event::Fault {
             actor: a,
             kind,

@@ -5,6 +5,7 @@
 //! shows, what a reply says and where its code goes. It depends on nothing else in the
 //! crate.
 
+pub(crate) mod agreement;
 pub(crate) mod brief;
 pub(crate) mod examples;
 pub(crate) mod place;

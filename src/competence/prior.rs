@@ -80,12 +80,18 @@ const REPEAT_LLRS: [f64; 3] = [-0.4, -0.9, -1.6];
 /// 84 of 86 that pass the hidden test pass their examples, 11 of 78 that fail it do); a real
 /// repository's examples are fewer and its tests differ, so the prior only points the right
 /// way: a failed example as much as a failed check, a passing set less than fixed tests.
-const SPARSE_TABLES: [(SignalKind, f64, f64); 5] = [
+///
+/// The candidates' two facts are weak too: agreement among a small model's samples is
+/// weaker evidence than its examples (plain agreement separates right from wrong at AUROC
+/// 0.62–0.71 on public samples), and it only exists when `agent.candidates` > 1.
+const SPARSE_TABLES: [(SignalKind, f64, f64); 7] = [
     (SignalKind::TestsFixed, 0.05, 0.7),
     (SignalKind::Stuck, 0.005, -0.6),
     (SignalKind::TouchedProtected, 0.002, -0.5),
     (SignalKind::ExamplesFailed, 0.02, -0.5),
     (SignalKind::ExamplesPassed, 0.3, 0.4),
+    (SignalKind::CandidatesAgree, 0.5, 0.2),
+    (SignalKind::CandidatesSplit, 0.05, -0.3),
 ];
 
 impl Calibration {

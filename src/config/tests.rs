@@ -133,3 +133,16 @@ fn the_digest_changes_with_the_config() {
     assert_ne!(a.digest(), b.digest());
     assert_eq!(a.digest(), Config::default().digest());
 }
+
+#[test]
+fn candidates_outside_one_to_eight_are_refused_with_their_line() {
+    for bad in ["0", "9"] {
+        let msg = err(&format!("[agent]\nmax_steps = 3\ncandidates = {bad}\n"));
+        assert!(
+            msg.contains("agent.candidates") && msg.contains("between 1 and 8"),
+            "{msg}"
+        );
+    }
+    let ok = Config::parse("[agent]\ncandidates = 4\n", "c.toml").expect("ok");
+    assert_eq!(ok.agent.candidates, 4);
+}

@@ -11,6 +11,8 @@ const MAX_PRICE: f64 = 1_000_000.0;
 const MAX_COST: f64 = 1e12;
 /// Largest byte cap accepted (output, arguments).
 const MAX_BYTES: usize = 256 * 1024 * 1024;
+/// Candidates of a first reply: each is a full reply on a small model's CPU time.
+const MAX_CANDIDATES: u32 = 8;
 
 impl Config {
     pub(super) fn validate(&self, text: &str, path: &str) -> Result<(), ConfigError> {
@@ -209,6 +211,13 @@ impl Config {
                 "agent",
                 "retry_temperature",
                 "must be between 0 and 2",
+            ));
+        }
+        if !(1..=MAX_CANDIDATES).contains(&a.candidates) {
+            return Err(invalid(
+                "agent",
+                "candidates",
+                &format!("must be between 1 and {MAX_CANDIDATES}"),
             ));
         }
         if a.command_timeout_s == 0 || a.command_timeout_s as f64 > MAX_SECONDS {

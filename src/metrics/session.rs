@@ -295,6 +295,7 @@ impl SessionFold {
             | Event::ToolResulted { .. }
             | Event::CheckRan { .. }
             | Event::ExamplesRan { .. }
+            | Event::CandidatesRan { .. }
             | Event::Fault { .. }
             | Event::ControlChanged { .. }
             | Event::Warning { .. } => {}

@@ -26,6 +26,24 @@ pub struct ExampleCheck {
     pub error: Option<String>,
 }
 
+/// One of the k candidates of the junior's first reply (`agent.candidates`) and what it did
+/// on the probe's inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateRun {
+    /// The sampling temperature it was drawn at (the first is the endpoint's own).
+    pub temperature: f32,
+    /// Tokens the reply streamed.
+    pub tokens: u64,
+    /// Its behaviour group; absent when it wrote no code or its code did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+    pub examples_passed: u32,
+    pub examples_failed: u32,
+    /// Why it is in no group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// Which model produced something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -285,6 +303,24 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+    /// The junior's first reply was k samples: each ran on the same inputs (the examples'
+    /// calls, then inputs derived from them) in the sandbox, and the candidate the evidence
+    /// ranks first is the one placed.
+    CandidatesRan {
+        step: u32,
+        /// The file whose module the candidates were run as.
+        file: String,
+        /// The inputs every candidate ran on, the examples' calls first.
+        probes: Vec<String>,
+        candidates: Vec<CandidateRun>,
+        /// Members per behaviour group.
+        groups: Vec<u32>,
+        /// The candidate placed (an index into `candidates`).
+        chosen: u32,
+        /// Why the candidates could not be compared.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// A fault of the infrastructure (network, server, timeout). Never evidence.
     Fault {
         actor: Actor,
@@ -381,6 +417,7 @@ impl Event {
             Event::CostIncurred { .. } => "cost_incurred",
             Event::CheckRan { .. } => "check_ran",
             Event::ExamplesRan { .. } => "examples_ran",
+            Event::CandidatesRan { .. } => "candidates_ran",
             Event::Fault { .. } => "fault",
             Event::ControlChanged { .. } => "control_changed",
             Event::ProtectedTouched { .. } => "protected_touched",

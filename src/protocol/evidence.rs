@@ -49,11 +49,16 @@ pub enum SignalKind {
     /// After this step's edit every example the task states that the harness could run
     /// passed (at least one ran).
     ExamplesPassed,
+    /// The junior's first reply was k candidates and at least three quarters of them behave
+    /// alike on the task's examples and the inputs derived from them (`agent.candidates`).
+    CandidatesAgree,
+    /// The junior's k candidates split: no behaviour group holds more than half of them.
+    CandidatesSplit,
 }
 
 impl SignalKind {
     /// All kinds, in a fixed order (used for tables and calibration files).
-    pub const ALL: [SignalKind; 15] = [
+    pub const ALL: [SignalKind; 17] = [
         SignalKind::Entropy,
         SignalKind::Margin,
         SignalKind::Surprise,
@@ -69,6 +74,8 @@ impl SignalKind {
         SignalKind::TouchedProtected,
         SignalKind::ExamplesFailed,
         SignalKind::ExamplesPassed,
+        SignalKind::CandidatesAgree,
+        SignalKind::CandidatesSplit,
     ];
 
     /// Token signals are continuous and arrive per token; the others are binary step facts.
@@ -99,6 +106,8 @@ impl SignalKind {
                 | SignalKind::TouchedProtected
                 | SignalKind::ExamplesFailed
                 | SignalKind::ExamplesPassed
+                | SignalKind::CandidatesAgree
+                | SignalKind::CandidatesSplit
         )
     }
 
@@ -126,6 +135,8 @@ impl SignalKind {
             SignalKind::TouchedProtected => "touched_protected",
             SignalKind::ExamplesFailed => "examples_failed",
             SignalKind::ExamplesPassed => "examples_passed",
+            SignalKind::CandidatesAgree => "candidates_agree",
+            SignalKind::CandidatesSplit => "candidates_split",
         }
     }
 }

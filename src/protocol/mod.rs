@@ -17,4 +17,6 @@ mod words;
 
 pub use event::*;
 pub use evidence::{EvidenceTerm, Observation, SignalKind, StepFacts};
-pub use words::{examples_line, examples_summary, protected_touched};
+pub use words::{
+    candidates_line, candidates_summary, examples_line, examples_summary, protected_touched,
+};

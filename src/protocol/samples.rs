@@ -164,6 +164,32 @@ impl Event {
                 ],
                 note: None,
             },
+            Event::CandidatesRan {
+                step: 1,
+                file: "solution.py".into(),
+                probes: vec!["f(1)".into(), "f(2)".into()],
+                candidates: vec![
+                    CandidateRun {
+                        temperature: 0.0,
+                        tokens: 30,
+                        group: Some(0),
+                        examples_passed: 1,
+                        examples_failed: 0,
+                        note: None,
+                    },
+                    CandidateRun {
+                        temperature: 0.8,
+                        tokens: 12,
+                        group: None,
+                        examples_passed: 0,
+                        examples_failed: 0,
+                        note: Some("wrote no code that could be placed".into()),
+                    },
+                ],
+                groups: vec![1],
+                chosen: 0,
+                note: None,
+            },
             Event::Fault {
                 actor: Actor::Junior,
                 kind: "server".into(),
@@ -218,6 +244,7 @@ impl Event {
                 | Event::CostIncurred { .. }
                 | Event::CheckRan { .. }
                 | Event::ExamplesRan { .. }
+                | Event::CandidatesRan { .. }
                 | Event::Fault { .. }
                 | Event::ControlChanged { .. }
                 | Event::ProtectedTouched { .. }

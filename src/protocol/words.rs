@@ -141,6 +141,52 @@ pub fn examples_line(event: &Event) -> Option<String> {
     Some(text)
 }
 
+/// "3 of 4 candidates agree": the largest behaviour group of the junior's k candidates.
+pub fn candidates_summary(groups: &[u32], k: usize) -> String {
+    let largest = groups.iter().copied().max().unwrap_or(0);
+    format!("{largest} of {k} candidates agree")
+}
+
+/// A `candidates_ran` event as one line: the agreement, the groups, and which was placed
+/// with how it did on the examples.
+pub fn candidates_line(event: &Event) -> Option<String> {
+    let Event::CandidatesRan {
+        candidates,
+        groups,
+        chosen,
+        note,
+        probes,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let mut text = candidates_summary(groups, candidates.len());
+    let sizes: Vec<String> = groups.iter().map(u32::to_string).collect();
+    if !sizes.is_empty() {
+        text.push_str(&format!(
+            " (groups {} on {} inputs)",
+            sizes.join(" + "),
+            probes.len()
+        ));
+    }
+    if let Some(c) = usize::try_from(*chosen)
+        .ok()
+        .and_then(|i| candidates.get(i))
+    {
+        let run = c.examples_passed.saturating_add(c.examples_failed);
+        text.push_str(&format!(
+            "; placed #{} (examples {}/{run})",
+            chosen + 1,
+            c.examples_passed
+        ));
+    }
+    if let Some(note) = note {
+        text.push_str(&format!(": {note}"));
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

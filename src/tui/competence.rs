@@ -14,7 +14,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::text::{Tone, style_of};
-use crate::protocol::{Event, EvidenceTerm, Route, SignalKind, examples_summary};
+use crate::protocol::{
+    Event, EvidenceTerm, Route, SignalKind, candidates_summary, examples_summary,
+};
 
 /// How many signals the "why" line names.
 const WHY_TERMS: usize = 3;
@@ -72,6 +74,8 @@ pub struct Competence {
     /// The last run of the task's examples: (passed, failed, unread). Evidence shown beside
     /// B_t, not (yet) a term of it.
     examples: Option<(u32, u32, u32)>,
+    /// "3 of 4 candidates agree", when the junior's first reply was k candidates.
+    candidates: Option<String>,
 }
 
 impl Competence {
@@ -122,6 +126,9 @@ impl Competence {
                 unread,
                 ..
             } => self.examples = Some((*passed, *failed, *unread)),
+            Event::CandidatesRan {
+                groups, candidates, ..
+            } => self.candidates = Some(candidates_summary(groups, candidates.len())),
             _ => {}
         }
     }
@@ -262,6 +269,10 @@ impl Competence {
                 examples_summary(passed, failed, unread),
                 style_of(tone, true),
             ));
+        }
+        if let Some(agree) = &self.candidates {
+            spans.push(Span::styled(" · ", style_of(Tone::Dim, true)));
+            spans.push(Span::styled(agree.clone(), style_of(Tone::Dim, true)));
         }
         Line::from(spans)
     }

@@ -4,7 +4,7 @@
 //! the wording of each note is here, in one place.
 
 use super::text::{TLine, Tone};
-use crate::protocol::{Actor, Event, Outcome, examples_line, protected_touched};
+use crate::protocol::{Actor, Event, Outcome, candidates_line, examples_line, protected_touched};
 
 /// The note `event` leaves in the transcript, if it leaves one.
 pub fn note_of(event: &Event) -> Option<TLine> {
@@ -43,6 +43,9 @@ pub fn note_of(event: &Event) -> Option<TLine> {
         ),
         Event::CheckRan { .. } => check(event)?,
         Event::ExamplesRan { .. } => examples(event)?,
+        Event::CandidatesRan { .. } => {
+            TLine::of(format!("⋔ {}", candidates_line(event)?), Tone::Dim)
+        }
         Event::Fault { .. } => fault(event)?,
         Event::ProtectedTouched { .. } => protected(event)?,
         Event::Warning { kind, message } => TLine::of(format!("! {kind}: {message}"), Tone::Warn),

@@ -183,6 +183,55 @@ fn competence_panel_shows_the_examples_beside_the_belief() {
 }
 
 #[test]
+fn competence_panel_shows_how_many_candidates_agree() {
+    let mut s = ended();
+    let run = |group: Option<u32>, passed| crate::protocol::CandidateRun {
+        temperature: 0.8,
+        tokens: 40,
+        group,
+        examples_passed: passed,
+        examples_failed: 1 - passed,
+        note: None,
+    };
+    s.apply(&crate::protocol::Stamped {
+        t_ms: 0,
+        event: Event::CandidatesRan {
+            step: 1,
+            file: "solution.py".into(),
+            probes: vec!["double(3)".into(), "double(4)".into()],
+            candidates: vec![
+                run(Some(0), 0),
+                run(Some(1), 1),
+                run(Some(1), 1),
+                run(Some(1), 1),
+            ],
+            groups: vec![1, 3],
+            chosen: 1,
+            note: None,
+        },
+    });
+    s.apply(&crate::protocol::Stamped {
+        t_ms: 0,
+        event: Event::ExamplesRan {
+            step: 1,
+            actor: crate::protocol::Actor::Junior,
+            files: vec!["solution.py".into()],
+            passed: 1,
+            failed: 0,
+            unread: 0,
+            results: Vec::new(),
+            note: None,
+        },
+    });
+    let text = draw(72, 14, |a, b| s.competence.render(a, b));
+    assert!(
+        text.contains("examples 1/1 · 3 of 4 candidates agree"),
+        "{text}"
+    );
+    assert_snapshot!(text);
+}
+
+#[test]
 fn competence_panel_with_a_counterfactual_trace() {
     let mut s = ended();
     let points = fixture::full()

@@ -136,6 +136,89 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
     assert!(trace.contains("examples 2/2 (1 unread)"), "{story}");
 }
 
+/// `agent.candidates = 4`: the junior's greedy reply fails the examples, the three drawn
+/// after it agree and pass them; the harness places one of the three, logs the groups,
+/// the judge reads the agreement, and every drawn reply's tokens are in the cost events.
+#[tokio::test]
+async fn the_first_reply_as_four_candidates_places_the_one_the_examples_rank_first() {
+    if !has_python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let wrong = "```python\ndef double(x):\n    return x + 2\n```\n";
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    let also_right = "```python\ndef double(x):\n    return x + x\n```\n";
+    let junior = Script::new(vec![
+        reply(confident(wrong), None),
+        reply(confident(right), None),
+        reply(confident("I would rather not."), None),
+        reply(confident(also_right), None),
+    ]);
+    let (j, s) = servers(junior, Script::new(vec![])).await;
+    let dir = repo(&[("mathx.py", STUB)]);
+    let mut cfg = config(&j, &s);
+    cfg.junior.tool_protocol = ToolProtocol::Code;
+    cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
+    cfg.agent.candidates = 4;
+    cfg.policy.constant = 0.01;
+    let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    let trace = format!("{}{}", ran.stdout, ran.stderr);
+    let story = format!(
+        "exit {:?}\n--- trace ---\n{trace}\n--- log ---\n{}",
+        ran.code,
+        events
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(
+        ran.code,
+        Some(0),
+        "the placed candidate passes the check\n{story}"
+    );
+    let drawn: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "candidates_ran")
+        .collect();
+    assert_eq!(
+        drawn.len(),
+        1,
+        "only the first reply is drawn k times\n{story}"
+    );
+    let c = drawn[0];
+    assert_eq!(c["file"], "mathx.py", "{story}");
+    assert_eq!(c["groups"], serde_json::json!([1, 2]), "{story}");
+    assert_eq!(c["chosen"], 1, "{story}");
+    assert_eq!(c["candidates"][0]["examples_failed"], 2, "{story}");
+    assert_eq!(c["candidates"][1]["examples_passed"], 2, "{story}");
+    assert!(c["candidates"][2]["group"].is_null(), "{story}");
+    // Derived inputs beyond the examples' two calls.
+    let probes = c["probes"].as_array().map_or(0, Vec::len);
+    assert!(probes > 2, "{story}");
+    // The placed code is the chosen candidate's.
+    let placed = std::fs::read_to_string(dir.path().join("mathx.py")).expect("mathx.py");
+    assert!(placed.contains("return 2 * x"), "{placed}\n{story}");
+    // Two of four agree: a split, which the judge reads on the step that placed it.
+    let facts: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "belief_updated")
+        .flat_map(|e| e["terms"].as_array().into_iter().flatten())
+        .filter(|t| t["signal"] == "candidates_split")
+        .collect();
+    assert_eq!(facts.len(), 1, "{story}");
+    let junior_costs = events
+        .iter()
+        .filter(|e| e["type"] == "cost_incurred" && e["actor"] == "junior")
+        .count();
+    assert_eq!(junior_costs, 4, "every drawn reply is paid for\n{story}");
+    assert!(
+        trace.contains("2 of 4 candidates agree (groups 1 + 2 on"),
+        "{story}"
+    );
+    assert!(trace.contains("placed #2 (examples 2/2)"), "{story}");
+}
+
 #[tokio::test]
 async fn escalate_on_failed_examples_hands_the_first_failing_edit_to_the_senior() {
     if !has_python() {

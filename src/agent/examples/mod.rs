@@ -20,7 +20,12 @@ use crate::agent::tools::run::run_shell;
 use crate::code::examples::Example;
 use crate::protocol::ExampleCheck;
 
-const HARNESS: &str = include_str!("harness.py");
+mod probe;
+pub(crate) use probe::probe;
+
+/// What the harness and the candidates probe share: the marker, the comparison, the alarm.
+const HARNESS_COMMON: &str = include_str!("common.py");
+const HARNESS: &str = concat!(include_str!("common.py"), include_str!("harness.py"));
 /// Marks the harness's result lines among whatever the code under test prints.
 const MARK: &str = "@@handoff-example@@ ";
 /// Seconds one example may take.
@@ -158,7 +163,7 @@ pub(crate) fn read_results(output: &str, examples: &[Example], timed_out: bool) 
 }
 
 /// `text` as one single-quoted shell word.
-fn quote(text: &str) -> String {
+pub(super) fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 

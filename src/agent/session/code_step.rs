@@ -59,6 +59,10 @@ pub(super) struct Seat {
     /// Messages of the writer's history a resample keeps: the system prompt and the first
     /// message, then whatever the operator or a senior added.
     pub opening: usize,
+    /// The writer's first reply was drawn as `agent.candidates` candidates already.
+    pub drawn: bool,
+    /// What the candidates' agreement said, for the step that places the chosen one.
+    pub agreement: Option<SignalKind>,
 }
 
 impl Default for Seat {
@@ -66,6 +70,8 @@ impl Default for Seat {
         Seat {
             resampler: None,
             opening: 2,
+            drawn: false,
+            agreement: None,
         }
     }
 }
@@ -119,6 +125,11 @@ impl Session<'_> {
             Some((_, failed)) if failed > 0 => outcome.sparse.push(SignalKind::ExamplesFailed),
             Some((passed, 0)) if passed > 0 => outcome.sparse.push(SignalKind::ExamplesPassed),
             _ => {}
+        }
+        if actor == Actor::Junior
+            && let Some(fact) = self.take_agreement()
+        {
+            outcome.sparse.push(fact);
         }
         // The harness runs the check on every tree it has not judged yet.
         let mut checked =

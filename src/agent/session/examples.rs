@@ -77,7 +77,7 @@ impl Session<'_> {
 
     /// The examples of one file: its docstrings as the task gave them (the current text
     /// for a file the writer created), and the task's text about its functions.
-    fn examples_of(&self, path: &str, original: &str) -> Extracted {
+    pub(super) fn examples_of(&self, path: &str, original: &str) -> Extracted {
         let current;
         let source = if original.trim().is_empty() {
             current = tools::files::text_of(self.env.workspace, path).unwrap_or_default();

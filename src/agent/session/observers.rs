@@ -70,3 +70,16 @@ impl TokenObserver for SeniorTokens<'_> {
         Flow::Continue
     }
 }
+
+/// Tokens of a reply no one judges (the junior's extra candidates): only counted.
+#[derive(Default)]
+pub(super) struct Unwatched {
+    pub(super) tokens: u64,
+}
+
+impl TokenObserver for Unwatched {
+    async fn token(&mut self, _t: StreamedToken, _control: Control) -> Flow {
+        self.tokens += 1;
+        Flow::Continue
+    }
+}
