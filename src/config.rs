@@ -251,6 +251,10 @@ pub struct AgentConfig {
     pub max_processes: u32,
     /// Most resident memory one command's tree may use, in MiB (0: no cap).
     pub max_memory_mib: u64,
+    /// Most entries of the work tree scanned for planted git metadata around each command
+    /// and the check. A tree larger than this cannot be verified, so the call fails and the
+    /// session exits 5: a planted `.git` must not hide behind a million empty files.
+    pub max_tree_entries: usize,
     /// Repair messages in a row for replies with no usable tool call (text only, broken
     /// JSON, an unknown tool, bad arguments); one more such reply counts as stuck.
     pub max_repairs: u32,
@@ -426,6 +430,7 @@ impl Default for AgentConfig {
             max_write_mib: 1024,
             max_processes: 512,
             max_memory_mib: 8192,
+            max_tree_entries: 2_000_000,
             max_repairs: 2,
             stuck_after: 3,
             protected: None,

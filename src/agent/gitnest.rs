@@ -16,10 +16,6 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::gitguard::GitState;
 
-/// Most directory entries looked at in one scan; a larger tree is scanned this far and the
-/// result says so.
-const MAX_ENTRIES: usize = 200_000;
-
 /// `assume-unchanged` ("valid") in an index entry's flags.
 const ASSUME_VALID: u16 = 0x8000;
 /// `skip-worktree` in an index entry's extended flags.
@@ -29,13 +25,14 @@ const SKIP_WORKTREE: u16 = 1 << 14;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Nested {
     entries: BTreeMap<PathBuf, GitState>,
-    /// The scan stopped at [`MAX_ENTRIES`].
+    /// The scan stopped at its cap (`agent.max_tree_entries`): what lies beyond is unverified.
     pub truncated: bool,
 }
 
 impl Nested {
-    /// Scans the work tree under `root`, never following a symlink.
-    pub fn capture(root: &Path) -> Nested {
+    /// Scans the work tree under `root`, never following a symlink, reading at most
+    /// `max_entries` directory entries.
+    pub fn capture(root: &Path, max_entries: usize) -> Nested {
         let mut out = Nested::default();
         let mut stack = vec![PathBuf::new()];
         let mut seen = 0usize;
@@ -45,7 +42,7 @@ impl Nested {
             };
             for entry in read.flatten() {
                 seen += 1;
-                if seen > MAX_ENTRIES {
+                if seen > max_entries {
                     out.truncated = true;
                     return out;
                 }
@@ -175,22 +172,26 @@ pub fn unhide(root: &Path, paths: &BTreeSet<Vec<u8>>) -> Vec<String> {
 pub struct Watch {
     nested: Nested,
     hidden: BTreeSet<Vec<u8>>,
+    max_entries: usize,
 }
 
 impl Watch {
-    pub fn start(root: &Path) -> Watch {
+    pub fn start(root: &Path, max_entries: usize) -> Watch {
         Watch {
-            nested: Nested::capture(root),
+            nested: Nested::capture(root, max_entries),
             hidden: hidden_entries(root),
+            max_entries,
         }
     }
 
     /// Removes planted `.git` entries, clears new index flags, and says what it did (empty
-    /// when the command touched no git metadata in the work tree), with a note when the
-    /// tree was too large to scan whole. The note is no finding: a large tree (a
-    /// `node_modules`) must not fail every command nor end the session as repaired.
-    pub fn finish(self, root: &Path) -> (Vec<String>, Option<String>) {
-        let after = Nested::capture(root);
+    /// when the command touched no git metadata in the work tree). A tree too large to
+    /// scan whole is a finding too: what the scan did not reach is unverified, and a
+    /// command could plant a `.git` behind enough empty files to outrun any fixed cap. The
+    /// cap (`agent.max_tree_entries`, two million by default) is far above a large
+    /// `node_modules`; a user whose tree is larger raises it.
+    pub fn finish(self, root: &Path) -> Vec<String> {
+        let after = Nested::capture(root, self.max_entries);
         let (planted, changed) = self.nested.changes(&after);
         let mut out = remove(root, &planted);
         out.extend(changed.iter().map(|p| {
@@ -206,12 +207,13 @@ impl Watch {
         if !newly.is_empty() {
             out.extend(unhide(root, &newly));
         }
-        let note = after.truncated.then(|| {
-            format!(
-                "note: the work tree has more than {MAX_ENTRIES} entries; only the first were checked for planted .git entries"
-            )
-        });
-        (out, note)
+        if after.truncated {
+            out.push(format!(
+                "the work tree has more than {} entries (agent.max_tree_entries), so it could not be checked whole for planted .git entries; remove what the command made, or raise the cap",
+                self.max_entries
+            ));
+        }
+        out
     }
 }
 
@@ -225,12 +227,12 @@ mod tests {
         let root = dir.path();
         std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
         std::fs::create_dir_all(root.join("src")).expect("mkdir");
-        let before = Nested::capture(root);
+        let before = Nested::capture(root, 1000);
         std::fs::create_dir_all(root.join("src/.git")).expect("mkdir");
         std::fs::write(root.join("src/.git/config"), "[core]\nfsmonitor = x\n").expect("w");
         std::fs::create_dir_all(root.join("lib")).expect("mkdir");
         std::fs::write(root.join("lib/.git"), "gitdir: ../evil\n").expect("w");
-        let after = Nested::capture(root);
+        let after = Nested::capture(root, 1000);
         let (planted, changed) = before.changes(&after);
         assert_eq!(
             planted,

@@ -267,6 +267,13 @@ impl Config {
                 ));
             }
         }
+        if !(1_000..=100_000_000).contains(&a.max_tree_entries) {
+            return Err(invalid(
+                "agent",
+                "max_tree_entries",
+                "must be between 1000 and 100000000",
+            ));
+        }
         for (key, roots) in [
             ("writable_roots", Some(&a.writable_roots)),
             ("readable_roots", a.readable_roots.as_ref()),

@@ -640,3 +640,41 @@ async fn git_metadata_planted_during_the_check_is_removed_and_fails_it() {
     );
     assert_eq!(out.code, Some(5), "{}\n{}\n{log}", out.stdout, out.stderr);
 }
+
+/// Item 5: a tree larger than the scan's cap cannot be verified, so the command that made
+/// it fails and the session exits 5; a `.git` planted past the cap is not left unnoticed.
+#[tokio::test]
+async fn a_tree_too_large_to_scan_fails_the_call_and_exits_5() {
+    let plant = "mkdir -p many && cd many && for i in $(seq 1 1500); do : > f$i; done && mkdir -p zz/.git && echo planted";
+    let dir = repo(&[("a.txt", "x\n")]);
+    let (j, s) = servers(one_command(plant), Script::new(vec![])).await;
+    let mut cfg = config(&j, &s);
+    cfg.agent.max_tree_entries = 1000;
+    let (out, log) = exec(dir.path(), &cfg, &[]).await;
+    assert!(log.contains("planted"), "the command ran: {log}");
+    let result = log
+        .lines()
+        .find(|l| l.contains("\"tool_resulted\""))
+        .unwrap_or_default();
+    assert!(result.contains("\"ok\":false"), "{result}");
+    assert!(
+        result.contains("could not be checked whole for planted .git entries"),
+        "{result}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"protected_touched\"") && l.contains("max_tree_entries")),
+        "{log}"
+    );
+    assert_eq!(out.code, Some(5), "{}\n{}\n{log}", out.stdout, out.stderr);
+    // With the cap above the tree, the same command is ordinary work.
+    let dir = repo(&[("a.txt", "x\n")]);
+    let honest =
+        "mkdir -p many && cd many && for i in $(seq 1 1500); do : > f$i; done && echo made";
+    let (j, s) = servers(one_command(honest), Script::new(vec![])).await;
+    let cfg = config(&j, &s);
+    let (out, log) = exec(dir.path(), &cfg, &[]).await;
+    assert!(log.contains("made"), "{log}");
+    assert!(!log.contains("max_tree_entries"), "{log}");
+    assert_ne!(out.code, Some(5), "{}\n{}\n{log}", out.stdout, out.stderr);
+}

@@ -53,6 +53,9 @@ pub struct Limits {
     pub max_argument_bytes: usize,
     /// What one command may use (`agent.max_write_mib`, `max_processes`, `max_memory_mib`).
     pub caps: crate::agent::sandbox::limits::Caps,
+    /// Entries of the work tree the planted-git scan reads before it gives up (and fails
+    /// the call): `agent.max_tree_entries`.
+    pub max_tree_entries: usize,
 }
 
 impl Limits {
@@ -69,6 +72,7 @@ impl Limits {
                 processes: config.max_processes,
                 memory_mib: config.max_memory_mib,
             },
+            max_tree_entries: config.max_tree_entries,
         }
     }
 }

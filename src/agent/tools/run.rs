@@ -282,8 +282,6 @@ pub(crate) struct GitFound {
     pub git_changes: Vec<String>,
     /// Git metadata planted in the work tree (removed) or index flags (cleared).
     pub planted: Vec<String>,
-    /// A tree too large to scan whole: no finding, said beside the output.
-    pub scan_note: Option<String>,
 }
 
 impl GitFound {
@@ -308,7 +306,7 @@ impl GitGuard {
     pub fn start(ws: &Workspace) -> GitGuard {
         GitGuard {
             before: ws.git_state(),
-            watch: crate::agent::gitnest::Watch::start(ws.root()),
+            watch: crate::agent::gitnest::Watch::start(ws.root(), ws.limits().max_tree_entries),
         }
     }
 
@@ -332,11 +330,10 @@ impl GitGuard {
                 not_undone.join(", ")
             ));
         }
-        let (planted, scan_note) = self.watch.finish(ws.root());
+        let planted = self.watch.finish(ws.root());
         GitFound {
             git_changes,
             planted,
-            scan_note,
         }
     }
 }
@@ -360,7 +357,6 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
     let GitFound {
         git_changes,
         planted,
-        scan_note,
     } = guard.finish(ws);
     // The step's record turns these into the `protected_touched` event's `git` lines: the
     // summary says so and the session exits 5 (`crate::exit`).
@@ -399,9 +395,6 @@ pub async fn run(ws: &Workspace, args: &RunArgs) -> ToolOutcome {
                     out.ok = false;
                     out.kind = OutcomeKind::ToolError;
                 }
-            }
-            if let Some(note) = scan_note {
-                out.output = format!("{note}\n{}", out.output);
             }
             out
         }
