@@ -7,7 +7,7 @@
 //! | 2 | usage | the command line is wrong (clap's own code for it), or `run` has no terminal |
 //! | 3 | aborted | the session stopped before a result: endpoints down, quit, interrupted, budget or steps exhausted; or any command stopped by an error that is not about its input |
 //! | 4 | bad config or input | the config file, a log, a suite or another input cannot be used (missing, unreadable, invalid), or a file would be overwritten |
-//! | 5 | repaired | the session ended (whatever its outcome), but a `run` command changed git metadata — the repository's `.git` where no read-only mount could be made, a `.git` or gitfile planted below the root, `skip-worktree`/`assume-unchanged` flags — and handoff undid it (or says what it could not undo): review the result before trusting it or running git |
+//! | 5 | repaired | the session ended (whatever its outcome), but a `run` command changed git metadata — the repository's `.git` where no read-only mount could be made, a `.git` or gitfile planted below the root, `skip-worktree`/`assume-unchanged` flags — and handoff undid it (or says what it could not undo); or a step's tree could not be checkpointed, so the summary and `handoff diff` cannot show what it changed: review the result before trusting it or running git |
 //!
 //! 1 and 3 differ because a script retries an abort (the server was down) but not a
 //! failed check (the work is wrong). 2 stays clap's usage code, and a broken config gets

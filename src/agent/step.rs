@@ -222,7 +222,7 @@ pub(crate) async fn record(
     last_checkpoint: Option<&str>,
 ) -> StepReport {
     let Ran {
-        ok,
+        mut ok,
         mut output,
         mut facts,
         refused,
@@ -239,6 +239,17 @@ pub(crate) async fn record(
                 .cloned()
                 .collect::<Vec<_>>()
                 .join(", ")
+        );
+    }
+    // The checkpoint that says whether the tree changed. A call whose tree cannot be
+    // checkpointed fails: its change is in no checkpoint, so neither the summary nor
+    // `handoff diff` nor `restore` can account for it.
+    let taken = try_checkpoint(env, step);
+    if let Err(why) = &taken {
+        ok = false;
+        facts.tool_error = true;
+        output = format!(
+            "error: handoff could not checkpoint the work tree after this call ({why}); remove what git cannot store before going on\n{output}"
         );
     }
     emitter
@@ -271,7 +282,7 @@ pub(crate) async fn record(
             "not run: one tool call per reply",
         ));
     }
-    let taken = match try_checkpoint(env, step) {
+    let taken = match taken {
         Ok(taken) => taken,
         Err(why) => {
             // A tree git cannot snapshot (a directory named `GIT~1`, say) would otherwise
@@ -280,7 +291,7 @@ pub(crate) async fn record(
                 .emit(Event::Warning {
                     kind: CHECKPOINT_FAILED.into(),
                     message: format!(
-                        "step {step}: the work tree could not be checkpointed, so `handoff diff` and the summary do not show this step's changes: {why}"
+                        "step {step}: the work tree could not be checkpointed, so `handoff diff` and the summary do not show this step's changes (the call fails; the session exits 5): {why}"
                     ),
                 })
                 .await;

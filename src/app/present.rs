@@ -108,6 +108,13 @@ fn summary_words(summary: &super::summary::Summary) -> String {
             summary.git_repaired
         );
     }
+    if summary.checkpoint_failed > 0 {
+        let _ = writeln!(
+            out,
+            "unverified   {} step(s) could not be checkpointed, so the changes below are incomplete; review the tree with `git status` before trusting it (exit 5)",
+            summary.checkpoint_failed
+        );
+    }
     let _ = writeln!(out, "log          {}", summary.log);
     if let Some(c) = &summary.changes
         && c.files_changed > 0

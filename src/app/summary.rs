@@ -46,6 +46,9 @@ pub struct Tally {
     /// Steps whose command changed git metadata that handoff then undid (or could not):
     /// the session exits 5.
     pub git_repaired: u32,
+    /// Steps whose tree could not be checkpointed: the summary and `handoff diff` cannot
+    /// show what they changed, so the session exits 5 as for a repair.
+    pub checkpoint_failed: u32,
 }
 
 /// Folds a session's events as they come (a consumer on its own channel).
@@ -81,6 +84,9 @@ pub async fn collect(mut rx: mpsc::Receiver<Stamped>) -> Tally {
                     .map(str::to_string);
             }
             Event::ProtectedTouched { git, .. } if !git.is_empty() => tally.git_repaired += 1,
+            Event::Warning { kind, .. } if kind == crate::agent::step::CHECKPOINT_FAILED => {
+                tally.checkpoint_failed += 1;
+            }
             _ => {}
         }
         fold.push(&s.event);
@@ -204,6 +210,10 @@ pub struct Summary {
     /// when none did. Any makes the exit 5.
     #[serde(skip_serializing_if = "is_zero")]
     pub git_repaired: u32,
+    /// Steps whose tree could not be checkpointed (`checkpoint_failed` warnings); left out
+    /// of `--json` when none. Any makes the exit 5: what they changed is not in the summary.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub checkpoint_failed: u32,
     /// How the process exits for this session, by name (`success`, `check_failed`,
     /// `aborted`, `repaired`), so a `--json` reader sees why without the status.
     #[serde(serialize_with = "exit_name")]
@@ -245,7 +255,11 @@ impl Summary {
             ask: end.ask,
             protected_touched: tally.protected_touched,
             git_repaired: tally.git_repaired,
-            exit: crate::exit::Exit::for_session(end.outcome, tally.git_repaired),
+            checkpoint_failed: tally.checkpoint_failed,
+            exit: crate::exit::Exit::for_session(
+                end.outcome,
+                tally.git_repaired + tally.checkpoint_failed,
+            ),
             log: log.display().to_string(),
         }
     }

@@ -52,7 +52,10 @@ pub fn run(args: Args, globals: &Globals) -> anyhow::Result<Exit> {
     // Leaving before the session ended (quit, a signal, stdin closed) is an abort: the
     // work has no result a script could use. A session whose command changed git metadata
     // exits 5 either way, once the summary knows it (`crate::exit`).
-    let repaired = left.summary.as_ref().map_or(0, |s| s.git_repaired);
+    let repaired = left
+        .summary
+        .as_ref()
+        .map_or(0, |s| s.git_repaired + s.checkpoint_failed);
     Ok(match reason {
         ExitReason::SessionEnded(outcome) => Exit::for_session(outcome, repaired),
         ExitReason::Quit | ExitReason::Signal | ExitReason::InputClosed => {

@@ -221,7 +221,7 @@ async fn a_gitattributes_that_marks_files_binary_hides_no_edit_from_the_diff() {
 }
 
 #[tokio::test]
-async fn a_step_whose_tree_cannot_be_checkpointed_is_a_logged_warning() {
+async fn a_step_whose_tree_cannot_be_checkpointed_fails_its_call_and_exits_5() {
     let home = tempfile::tempdir().expect("tempdir");
     let dir = repo(&FILES);
     let root = dir.path();
@@ -250,6 +250,28 @@ async fn a_step_whose_tree_cannot_be_checkpointed_is_a_logged_warning() {
         .any(|e| e["type"] == "warning" && e["kind"] == "checkpoint_failed");
     assert!(root.join("GIT~1/x.txt").exists(), "the file tool wrote it");
     assert!(warned, "no warning: {}\n{}", out.stdout, out.stderr);
+    // Issue 50, item 7: the call fails (the model is told why), the summary says the
+    // changes it shows are incomplete (both steps: every later checkpoint fails too), and
+    // the session exits 5, not 0.
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_resulted")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(result["ok"], false, "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("could not checkpoint the work tree")),
+        "{result}"
+    );
+    assert!(
+        out.stdout
+            .contains("unverified   2 step(s) could not be checkpointed"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.code, Some(5), "{}\n{}", out.stdout, out.stderr);
 }
 
 #[tokio::test]
