@@ -360,6 +360,14 @@ fn replay_words(events: &[Stamped], counterfactual: Option<(&str, &Rescoring)>) 
             Event::SeniorReturned { tick, .. } => out.push_str(&format!(
                 "  log: tick {tick}: senior returned, belief reset\n"
             )),
+            // The evidence from execution the judge read, in the words the TUI uses.
+            Event::ExamplesRan { step, .. } | Event::CandidatesRan { step, .. } => {
+                let line = crate::protocol::examples_line(&s.event)
+                    .or_else(|| crate::protocol::candidates_line(&s.event));
+                if let Some(line) = line {
+                    out.push_str(&format!("  log: step {step}: {line}\n"));
+                }
+            }
             Event::SessionEnded { outcome, ticks, .. } => out.push_str(&format!(
                 "  log: ended {} after {ticks} ticks\n",
                 outcome.name()

@@ -17,7 +17,7 @@ async fn exec(
     repo: &std::path::Path,
     cfg: &handoff::config::Config,
     task: &str,
-) -> (super::support::Bin, Vec<Value>) {
+) -> (super::support::Bin, Vec<Value>, String) {
     let home = tempfile::tempdir().expect("home");
     let path = write_config(home.path(), cfg);
     let log = home.path().join("s.jsonl");
@@ -37,7 +37,8 @@ async fn exec(
         &[],
     )
     .await;
-    (ran, log_events(&log))
+    let raw = std::fs::read_to_string(&log).unwrap_or_default();
+    (ran, log_events(&log), raw)
 }
 
 #[tokio::test]
@@ -61,7 +62,7 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
     cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
     cfg.agent.retry = Retry::Feedback;
     cfg.policy.constant = 0.01;
-    let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    let (ran, events, _) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     // Every assertion below shows the whole session when it fails: the trace and the log.
     let trace = format!("{}{}", ran.stdout, ran.stderr);
     let story = format!(
@@ -161,7 +162,7 @@ async fn the_first_reply_as_four_candidates_places_the_one_the_examples_rank_fir
     cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
     cfg.agent.candidates = 4;
     cfg.policy.constant = 0.01;
-    let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    let (ran, events, raw) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     let trace = format!("{}{}", ran.stdout, ran.stderr);
     let story = format!(
         "exit {:?}\n--- trace ---\n{trace}\n--- log ---\n{}",
@@ -217,6 +218,34 @@ async fn the_first_reply_as_four_candidates_places_the_one_the_examples_rank_fir
         "{story}"
     );
     assert!(trace.contains("placed #2 (examples 2/2)"), "{story}");
+    // `replay` shows the evidence the judge read.
+    let home = tempfile::tempdir().expect("home");
+    let log = home.path().join("again.jsonl");
+    std::fs::write(&log, raw).expect("log");
+    let replayed = bin(
+        home.path(),
+        &[
+            OsStr::new("replay"),
+            OsStr::new("--headless"),
+            log.as_os_str(),
+        ],
+        None,
+        &[],
+    )
+    .await;
+    assert!(
+        replayed
+            .stdout
+            .contains("log: step 1: 2 of 4 candidates agree (groups 1 + 2 on"),
+        "{}{}",
+        replayed.stdout,
+        replayed.stderr
+    );
+    assert!(
+        replayed.stdout.contains("log: step 1: examples 2/2"),
+        "{}",
+        replayed.stdout
+    );
 }
 
 #[tokio::test]
@@ -239,7 +268,7 @@ async fn escalate_on_failed_examples_hands_the_first_failing_edit_to_the_senior(
     cfg.agent.check = Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
     cfg.policy.constant = 0.01;
     cfg.policy.escalate_on_failed_examples = true;
-    let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+    let (ran, events, _) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
     let escalated: Vec<&Value> = events.iter().filter(|e| e["type"] == "escalated").collect();
     assert_eq!(escalated.len(), 1, "{escalated:?}");
@@ -379,7 +408,7 @@ async fn a_native_tool_session_that_fixes_its_failing_check_ends_with_the_belief
     let mut cfg = config(&j, &s);
     cfg.agent.check = Some(check.into());
     cfg.policy.constant = 0.01;
-    let (ran, events) = exec(dir.path(), &cfg, "Make double double.").await;
+    let (ran, events, _) = exec(dir.path(), &cfg, "Make double double.").await;
     let trace: Vec<String> = events
         .iter()
         .filter(|e| {
@@ -463,7 +492,7 @@ async fn a_session_without_a_check_uses_the_calibration_fitted_without_one() {
         cfg.policy.constant = 0.01;
         cfg.policy.calibration = Some(with.clone());
         cfg.policy.calibration_without_check = Some(without.clone());
-        let (ran, events) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+        let (ran, events, _) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
         let started = events
             .iter()
             .find(|e| e["type"] == "session_started")
