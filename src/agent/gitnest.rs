@@ -176,6 +176,28 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// Puts back a `.git` entry that was there before the command and changed (a real
+    /// submodule's gitfile rewritten to lead to a planted git directory, say): the user's
+    /// next `git status` there must not run what it now points at. One line saying so.
+    fn put_back(&self, after: &Nested, root: &Path, rel: &Path) -> String {
+        let parent = root.join(rel.parent().unwrap_or(Path::new("")));
+        let undone = match (self.nested.entries.get(rel), after.entries.get(rel)) {
+            (Some(before), Some(now)) => before.undo(now, &parent),
+            _ => (Vec::new(), vec!["it was not kept".into()]),
+        };
+        match undone {
+            (done, failed) if failed.is_empty() && !done.is_empty() => format!(
+                "{} (git metadata that was already there) was changed and has been put back",
+                rel.display()
+            ),
+            (_, failed) => format!(
+                "{} (git metadata that was already there) was changed and could NOT be put back ({}); check it before running git there",
+                rel.display(),
+                failed.join(", ")
+            ),
+        }
+    }
+
     pub fn start(root: &Path, max_entries: usize) -> Watch {
         Watch {
             nested: Nested::capture(root, max_entries),
@@ -194,12 +216,7 @@ impl Watch {
         let after = Nested::capture(root, self.max_entries);
         let (planted, changed) = self.nested.changes(&after);
         let mut out = remove(root, &planted);
-        out.extend(changed.iter().map(|p| {
-            format!(
-                "{} (git metadata that was already there) was changed; check it before running git there",
-                p.display()
-            )
-        }));
+        out.extend(changed.iter().map(|p| self.put_back(&after, root, p)));
         let newly: BTreeSet<Vec<u8>> = hidden_entries(root)
             .difference(&self.hidden)
             .cloned()
@@ -246,5 +263,33 @@ mod tests {
         );
         assert!(!root.join("src/.git").exists() && !root.join("lib/.git").exists());
         assert!(root.join(".git/hooks").exists());
+    }
+
+    /// Pass two's last open case: a submodule's gitfile rewritten to lead to a planted git
+    /// directory is put back, so the user's next `git status` does not run its fsmonitor.
+    #[test]
+    fn a_rewritten_submodule_gitfile_is_put_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/modules/sub")).expect("mkdir");
+        std::fs::write(root.join(".git/modules/sub/config"), "[core]\n").expect("w");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        let gitfile = "gitdir: ../.git/modules/sub\n";
+        std::fs::write(root.join("sub/.git"), gitfile).expect("w");
+        let watch = Watch::start(root, 1000);
+        std::fs::create_dir_all(root.join("evil")).expect("mkdir");
+        std::fs::write(root.join("evil/config"), "[core]\nfsmonitor = x\n").expect("w");
+        std::fs::write(root.join("sub/.git"), "gitdir: ../evil\n").expect("w");
+        let said = watch.finish(root);
+        assert_eq!(
+            said,
+            vec![
+                "sub/.git (git metadata that was already there) was changed and has been put back"
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("sub/.git")).expect("gitfile"),
+            gitfile
+        );
     }
 }

@@ -678,3 +678,37 @@ async fn a_tree_too_large_to_scan_fails_the_call_and_exits_5() {
     assert!(!log.contains("max_tree_entries"), "{log}");
     assert_ne!(out.code, Some(5), "{}\n{}\n{log}", out.stdout, out.stderr);
 }
+
+/// Item 6: a `.git` that is a symlink into the work tree. The directory it leads to is
+/// bound read-only (or, without a mount namespace, fingerprinted and put back), and a
+/// command that retargets the link at a planted git directory has it put back: the
+/// session exits 5 and the user's next `git status` runs nothing planted.
+#[tokio::test]
+async fn a_git_symlink_into_the_tree_protects_where_it_leads() {
+    let dir = repo(&[("a.txt", "x\n")]);
+    let root = dir.path();
+    std::fs::rename(root.join(".git"), root.join("realgit")).expect("move .git");
+    std::os::unix::fs::symlink("realgit", root.join(".git")).expect("link .git");
+    let config_before = std::fs::read_to_string(root.join("realgit/config")).expect("config");
+    let command = "printf '[core]\\n\\tfsmonitor = touch /tmp/handoff-pwned\\n' >> realgit/config; mkdir -p evil/hooks && cp realgit/HEAD evil/ && printf '[core]\\n\\tfsmonitor = touch /tmp/handoff-pwned\\n' > evil/config && rm .git && ln -s evil .git && echo retargeted";
+    let (j, s) = servers(one_command(command), Script::new(vec![])).await;
+    let cfg = config(&j, &s);
+    let (out, log) = exec(root, &cfg, &[]).await;
+    assert!(log.contains("retargeted"), "the command ran: {log}");
+    assert_eq!(
+        std::fs::read_link(root.join(".git")).expect(".git is a link"),
+        PathBuf::from("realgit"),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("realgit/config")).expect("config"),
+        config_before,
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"protected_touched\"") && l.contains(".git was changed")),
+        "{log}"
+    );
+    assert_eq!(out.code, Some(5), "{}\n{}\n{log}", out.stdout, out.stderr);
+}

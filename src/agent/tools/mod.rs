@@ -239,7 +239,9 @@ impl Workspace {
         crate::agent::sandbox::Policy {
             writable: self.writable_dirs(),
             readable,
-            read_only: Some(self.root().join(".git")),
+            // The real git directory: `.git` itself, or where a `.git` symlink or gitfile
+            // leads (a link into the work tree would otherwise leave it writable).
+            read_only: crate::agent::gitguard::git_dir(self.root()),
             read_only_files: self.protected.absolute(self.root(), MAX_READ_ONLY_MOUNTS),
             network: self.limits.network,
         }
