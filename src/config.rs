@@ -278,6 +278,25 @@ pub struct AgentConfig {
     /// run on the task's examples and inputs derived from them, in the sandbox, and the one
     /// the evidence ranks first is placed (`code::agreement`). 1 draws one reply, as before.
     pub candidates: u32,
+    /// When the other candidates are drawn.
+    pub candidates_when: CandidatesWhen,
+}
+
+/// When the junior's first reply is drawn as `agent.candidates` candidates.
+///
+/// Replayed on the 0.5B's HumanEval logs (docs/results/2026-12-08-candidates.md): drawing
+/// only when the first reply fails one of its examples solved as many tasks as drawing
+/// always, at about half the junior's tokens; a first reply that passes its examples was
+/// almost never beaten by the candidates drawn after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidatesWhen {
+    /// Only when the first reply fails an example the task states (or writes no code
+    /// that can be placed); a first reply that passes them all, or a task with no example
+    /// to run, keeps the one reply.
+    FirstFails,
+    /// Every session: the agreement is then a fact of every first reply.
+    Always,
 }
 
 /// What the junior gets after its code failed the check (`code` protocol).
@@ -438,6 +457,7 @@ impl Default for AgentConfig {
             retry: Retry::Resample,
             retry_temperature: 0.8,
             candidates: 1,
+            candidates_when: CandidatesWhen::FirstFails,
         }
     }
 }

@@ -248,6 +248,63 @@ async fn the_first_reply_as_four_candidates_places_the_one_the_examples_rank_fir
     );
 }
 
+/// `agent.candidates_when = "first_fails"` (the default): a first reply that passes its
+/// examples is placed as it is and nothing more is drawn; `"always"` draws all four.
+#[tokio::test]
+async fn a_first_reply_that_passes_its_examples_is_not_drawn_again_unless_always() {
+    if !has_python() {
+        eprintln!("skipped: needs python3");
+        return;
+    }
+    let right = "```python\ndef double(x):\n    return 2 * x\n```\n";
+    for (when, requests) in [
+        (handoff::config::CandidatesWhen::FirstFails, 1),
+        (handoff::config::CandidatesWhen::Always, 4),
+    ] {
+        let junior = Script::new(vec![
+            reply(confident(right), None),
+            reply(confident(right), None),
+            reply(confident(right), None),
+            reply(confident(right), None),
+        ]);
+        let (j, s) = servers(junior, Script::new(vec![])).await;
+        let dir = repo(&[("mathx.py", STUB)]);
+        let mut cfg = config(&j, &s);
+        cfg.junior.tool_protocol = ToolProtocol::Code;
+        cfg.agent.check =
+            Some("python3 -c 'from mathx import double; assert double(5) == 10'".into());
+        cfg.agent.candidates = 4;
+        cfg.agent.candidates_when = when;
+        let (ran, events, _) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
+        let log: Vec<String> = events.iter().map(Value::to_string).collect();
+        assert_eq!(
+            ran.code,
+            Some(0),
+            "{when:?}: {}\n{}",
+            ran.stderr,
+            log.join("\n")
+        );
+        let costs = events
+            .iter()
+            .filter(|e| e["type"] == "cost_incurred" && e["actor"] == "junior")
+            .count();
+        assert_eq!(costs, requests, "{when:?}: {}", log.join("\n"));
+        let drawn = events
+            .iter()
+            .filter(|e| e["type"] == "candidates_ran")
+            .count();
+        assert_eq!(drawn, usize::from(requests > 1), "{when:?}");
+        if requests > 1 {
+            let agree = events
+                .iter()
+                .filter(|e| e["type"] == "belief_updated")
+                .flat_map(|e| e["terms"].as_array().into_iter().flatten())
+                .any(|t| t["signal"] == "candidates_agree");
+            assert!(agree, "four alike agree: {}", log.join("\n"));
+        }
+    }
+}
+
 #[tokio::test]
 async fn escalate_on_failed_examples_hands_the_first_failing_edit_to_the_senior() {
     if !has_python() {

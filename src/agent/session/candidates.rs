@@ -23,6 +23,7 @@ use crate::agent::tools;
 use crate::agent::turn::{self, TokenLimit, TurnEnd};
 use crate::code::agreement::{self, Agreement, Behaviour};
 use crate::code::place::Placed;
+use crate::config::CandidatesWhen;
 use crate::llm::types::ChatRequest;
 use crate::protocol::{Actor, CandidateRun, Event, Outcome, SignalKind};
 
@@ -52,6 +53,11 @@ impl Session<'_> {
             return Ok(first);
         }
         code.junior.drawn = true;
+        if self.config().agent.candidates_when == CandidatesWhen::FirstFails
+            && !self.first_fails(&first).await
+        {
+            return Ok(first);
+        }
         let temperature = self.config().agent.retry_temperature;
         let mut drawn = vec![Drawn {
             text: first,
@@ -86,6 +92,33 @@ impl Session<'_> {
         }
         let chosen = self.compare(&drawn).await;
         Ok(drawn.swap_remove(chosen).text)
+    }
+
+    /// Whether the first reply gives a reason to draw more: it writes no code that can be
+    /// placed, or its code fails an example the task states. A task with no example to
+    /// run gives none (there is nothing to rank the candidates by but their agreement).
+    async fn first_fails(&mut self, first: &str) -> bool {
+        let has_check = self.config().agent.check.is_some();
+        let CodeMove::Edit(placed) = self.read_code_reply(first, has_check) else {
+            return true;
+        };
+        let edits = vec![Some(placed)];
+        let Some((path, module, current, examples)) = self.probe_target(&edits) else {
+            return false;
+        };
+        let source = edits
+            .iter()
+            .flatten()
+            .flatten()
+            .find(|p| p.path == path)
+            .map_or(current, |p| p.content.clone());
+        match probe(self.env.workspace, &module, &path, &[source], &examples).await {
+            Ok(p) => p
+                .behaviours
+                .first()
+                .is_none_or(|b| b.examples_failed > 0 || b.examples_passed == 0),
+            Err(_) => true,
+        }
     }
 
     /// Runs the candidates, logs what they did, remembers the agreement for the step's
