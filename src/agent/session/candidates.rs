@@ -1,7 +1,9 @@
 //! The junior's first reply as k candidates (`agent.candidates`, `code` protocol).
 //!
 //! The first candidate is the reply the judge just watched, sampled as the endpoint is
-//! configured; the other k − 1 answer the same messages at `agent.retry_temperature`,
+//! configured; the other k − 1 (by default only when that reply fails one of its examples
+//! or writes no code that can be placed: `agent.candidates_when`) answer the same messages
+//! at `agent.retry_temperature`,
 //! watched by no one (their tokens are in the log's cost events, not in B_t's token
 //! terms). Every candidate that is an edit runs, from memory, on the task's examples and
 //! on inputs derived from them ([`crate::agent::examples::probe`]); they are grouped by
