@@ -41,6 +41,19 @@ async fn exec(
     (ran, log_events(&log), raw)
 }
 
+/// The whole session for an assertion's message: the exit, the trace and the log.
+fn story(ran: &super::support::Bin, trace: &str, events: &[Value]) -> String {
+    format!(
+        "exit {:?}\n--- trace ---\n{trace}\n--- log ---\n{}",
+        ran.code,
+        events
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
+}
+
 #[tokio::test]
 async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
     if !has_python() {
@@ -65,15 +78,7 @@ async fn the_tasks_examples_run_after_each_edit_and_are_logged_and_shown() {
     let (ran, events, _) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     // Every assertion below shows the whole session when it fails: the trace and the log.
     let trace = format!("{}{}", ran.stdout, ran.stderr);
-    let story = format!(
-        "exit {:?}\n--- trace ---\n{trace}\n--- log ---\n{}",
-        ran.code,
-        events
-            .iter()
-            .map(Value::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let story = story(&ran, &trace, &events);
     assert_eq!(ran.code, Some(0), "{story}");
     let runs: Vec<&Value> = events
         .iter()
@@ -164,15 +169,7 @@ async fn the_first_reply_as_four_candidates_places_the_one_the_examples_rank_fir
     cfg.policy.constant = 0.01;
     let (ran, events, raw) = exec(dir.path(), &cfg, "Implement `double` in mathx.py.").await;
     let trace = format!("{}{}", ran.stdout, ran.stderr);
-    let story = format!(
-        "exit {:?}\n--- trace ---\n{trace}\n--- log ---\n{}",
-        ran.code,
-        events
-            .iter()
-            .map(Value::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let story = story(&ran, &trace, &events);
     assert_eq!(
         ran.code,
         Some(0),

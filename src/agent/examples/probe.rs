@@ -175,8 +175,7 @@ mod tests {
     #[test]
     fn derived_inputs_tell_apart_what_the_examples_do_not() {
         use std::process::Command;
-        if Command::new("python3").arg("-c").arg("").status().is_err() {
-            eprintln!("skipped: needs python3");
+        if super::super::tests::no_python3() {
             return;
         }
         let dir = tempfile::tempdir().expect("tempdir");
